@@ -1,0 +1,62 @@
+// Reading request bodies: JSON only, bounded, parsed and validated with the operation's zod schema.
+import type { Request } from 'express';
+import type { z } from 'zod';
+import { badRequest, type FieldError, Problem } from '../shared/problems.ts';
+
+export const JSON_LIMIT_BYTES = 1024 * 1024;
+
+/** zod issues as the {field, code, message} entries of a bad-request problem. */
+export function fieldErrors(error: z.ZodError): FieldError[] {
+  return error.issues.flatMap((issue): FieldError[] => {
+    const field = issue.path.join('.');
+    switch (issue.code) {
+      case 'unrecognized_keys':
+        return issue.keys.map((key) => ({
+          field: field ? `${field}.${key}` : key,
+          code: 'unknown_field',
+          message: `${key} is not a field of this request.`,
+        }));
+      case 'invalid_type':
+        return [
+          issue.input === undefined
+            ? { field, code: 'required', message: `${field} is required.` }
+            : { field, code: 'invalid_type', message: `${field} must be ${issue.expected}.` },
+        ];
+      case 'too_big':
+        return [{ field, code: issue.origin === 'string' ? 'too_long' : 'too_big', message: `${field}: ${issue.message}` }];
+      case 'too_small':
+        return [{ field, code: issue.origin === 'string' ? 'too_short' : 'too_small', message: `${field}: ${issue.message}` }];
+      default:
+        return [{ field, code: 'invalid', message: `${field}: ${issue.message}` }];
+    }
+  });
+}
+
+export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, what: string): z.output<S> {
+  const result = schema.safeParse(input);
+  if (!result.success) throw badRequest(`The ${what} is not valid.`, fieldErrors(result.error));
+  return result.data;
+}
+
+export async function readJsonBody(req: Request, limit = JSON_LIMIT_BYTES): Promise<unknown> {
+  if (!req.is('application/json')) {
+    throw new Problem('unsupported-media-type', 'This endpoint takes a JSON body: send Content-Type: application/json.');
+  }
+  const declared = Number(req.get('content-length'));
+  if (declared > limit) throw new Problem('payload-too-large', `A JSON body may be at most ${limit} bytes.`);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw new Problem('payload-too-large', `A JSON body may be at most ${limit} bytes.`);
+    chunks.push(chunk);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw badRequest('The request body is not valid JSON.', [
+      { field: '', code: 'malformed_json', message: (error as Error).message },
+    ]);
+  }
+}

@@ -1,0 +1,80 @@
+// The authentication filter in front of /v1 (spec §5). Credentials are told apart by prefix
+// before any lookup; API keys are looked up on every request (no cached verdicts), so a
+// revocation bites on the next request. Answers carry no `instance`.
+import type { RequestHandler, Response } from 'express';
+import { authenticateKey, keyLabel } from '../../shared/apiKeys.ts';
+import { Problem } from '../../shared/problems.ts';
+import type { Deps } from '../operation.ts';
+import { principalOf, setPrincipal, type Scope } from '../principal.ts';
+import { sendProblem } from '../problemResponses.ts';
+
+const VALID_PREFIXES = 'svc_test_ (test-mode API key), svc_live_ (live-mode API key) or svc_oauth_ (OAuth access token)';
+
+const details = {
+  missing: 'Provide your API key as a bearer credential: send the header "Authorization: Bearer <API_KEY>".',
+  notACredential: `The bearer credential is not a credential of this service. Valid credentials start with ${VALID_PREFIXES}.`,
+  refreshToken:
+    'The bearer credential is an OAuth refresh token (svc_oauth_rt_…). Exchange it at /oauth/token for an access token and send that instead.',
+};
+
+export function authenticate({ config, pool, meter }: Deps): RequestHandler {
+  const resourceMetadata = `${config.baseUrl}/.well-known/oauth-protected-resource/v1`;
+
+  const refuse = (res: Response, detail: string, tokenPresented: boolean) => {
+    const challenge = tokenPresented
+      ? `Bearer error="invalid_token", resource_metadata="${resourceMetadata}"`
+      : `Bearer resource_metadata="${resourceMetadata}"`;
+    sendProblem(res, new Problem('unauthorized', detail, { headers: { 'WWW-Authenticate': challenge } }), config.errorsBase);
+  };
+
+  return async (req, res, next) => {
+    const header = req.headers.authorization;
+    if (header === undefined || header.trim() === '') return refuse(res, details.missing, false);
+    const credential = /^Bearer +(\S+) *$/i.exec(header)?.[1];
+    if (credential === undefined) return refuse(res, details.notACredential, true);
+
+    // The refresh-token prefix is checked ahead of the general OAuth one.
+    if (credential.startsWith('svc_oauth_rt_')) return refuse(res, details.refreshToken, true);
+    if (credential.startsWith('svc_test_') || credential.startsWith('svc_live_')) {
+      const verdict = await authenticateKey(pool, credential);
+      // Unknown, malformed and revoked keys get one and the same answer.
+      if (!verdict) return refuse(res, details.notACredential, true);
+      setPrincipal(res, {
+        kind: 'api_key',
+        credentialId: verdict.keyId,
+        accountId: verdict.accountId,
+        mode: verdict.mode,
+        scopes: ['service.read', 'service.write'],
+        label: keyLabel(credential),
+      });
+      meter.add(verdict.accountId, verdict.mode, 'requests');
+      meter.keyUsed(verdict.keyId);
+      return next();
+    }
+    // svc_oauth_ access tokens: no authorization server issues them yet, so none is valid.
+    return refuse(res, details.notACredential, true);
+  };
+}
+
+/** Reads need service.read, every mutating call service.write (403 `forbidden`, no `instance`). */
+export function requireScope({ config }: Deps): RequestHandler {
+  return (req, res, next) => {
+    const needed: Scope = ['GET', 'HEAD'].includes(req.method) ? 'service.read' : 'service.write';
+    if (principalOf(res).scopes.includes(needed)) return next();
+    sendProblem(res, new Problem('forbidden', `This call needs the ${needed} scope, which the credential was not granted.`), config.errorsBase);
+  };
+}
+
+/** /v1 allows no browser origin: a CORS preflight fails, and nothing sets Access-Control-Allow-Origin. */
+export function refuseBrowserPreflight({ config }: Deps): RequestHandler {
+  return (req, res, next) => {
+    if (req.method !== 'OPTIONS') return next();
+    sendProblem(
+      res,
+      new Problem('method-not-allowed', '/v1 is called from a backend only: it allows no cross-origin browser request.', {
+        headers: { Allow: 'GET, HEAD, POST' },
+      }),
+      config.errorsBase,
+    );
+  };
+}

@@ -1,0 +1,171 @@
+// The idempotency filter (spec §7 Idempotency, contract "Idempotency beyond the spec").
+//
+// The first request with a key claims it and runs; its answer is captured on the way out and kept
+// for 24 hours with the request's fingerprint (method, path, content type, SHA-256 of the raw body,
+// hashed as the body streams through whatever reads it). A later request with the key waits while
+// the first runs, then drains its own body to fingerprint it: the same fingerprint replays the
+// kept answer byte for byte, another one is refused with 422 `idempotency-key-reused`. A 5xx, or
+// an answer given before the body was read, is not kept: the key is released and the next
+// request (a waiter included) runs afresh.
+import { createHash, randomUUID } from 'node:crypto';
+import type { Request, RequestHandler, Response } from 'express';
+import { claimKey, extendLease, finishKey, type KeyScope, readKey, releaseKey, type StoredResponse } from '../../shared/idempotency.ts';
+import { Problem } from '../../shared/problems.ts';
+import type { Deps } from '../operation.ts';
+import { isMutating } from '../operation.ts';
+import { principalOf } from '../principal.ts';
+import { sendProblem } from '../problemResponses.ts';
+
+const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
+const KEPT_HEADERS = ['content-type', 'location', 'preference-applied', 'retry-after', 'allow'];
+const POLL_MIN_MS = 10;
+const POLL_MAX_MS = 250;
+
+/** Hashes the raw body as it is read, by whoever reads it. */
+function tapBody(req: Request) {
+  const hash = createHash('sha256');
+  let digest: string | undefined;
+  // Explicitly paused, our listener does not start the flow; the route's reader does.
+  req.pause();
+  req.on('data', (chunk: Buffer) => hash.update(chunk));
+  req.once('end', () => (digest = hash.digest('hex')));
+  return {
+    /** The digest once the whole body has been read, else undefined. */
+    digest: () => digest,
+    /** Reads (and discards) whatever nobody read, then gives the digest. */
+    drain: async (): Promise<string> => {
+      if (digest === undefined) {
+        await new Promise<void>((resolve, reject) => {
+          req.once('end', resolve);
+          req.once('error', reject);
+          req.resume();
+        });
+      }
+      return digest!;
+    },
+  };
+}
+
+function fingerprintOf(req: Request, bodyDigest: string): Buffer {
+  const contentType = (req.get('content-type') ?? '').trim().toLowerCase();
+  return createHash('sha256').update(`${req.method}\n${req.path}\n${contentType}\n${bodyDigest}`).digest();
+}
+
+/**
+ * Holds back the response until `record` has stored it, then sends the same bytes. Mutating
+ * endpoints answer small JSON documents, so the body is collected whole.
+ */
+function captureResponse(res: Response, record: (response: StoredResponse) => Promise<void>): void {
+  const chunks: Buffer[] = [];
+  const write = res.write;
+  const end = res.end;
+  const toBuffer = (chunk: unknown, encoding?: unknown) =>
+    Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
+
+  res.write = function (chunk: unknown, encoding?: unknown, callback?: unknown) {
+    chunks.push(toBuffer(chunk, encoding));
+    const cb = typeof encoding === 'function' ? encoding : callback;
+    if (typeof cb === 'function') process.nextTick(cb as () => void);
+    return true;
+  } as Response['write'];
+
+  res.end = function (chunk?: unknown, encoding?: unknown, callback?: unknown) {
+    if (typeof chunk === 'function') callback = chunk;
+    else if (chunk !== undefined && chunk !== null) chunks.push(toBuffer(chunk, encoding));
+    if (typeof encoding === 'function') callback = encoding;
+    const body = Buffer.concat(chunks);
+    const headers: Record<string, string> = {};
+    for (const name of KEPT_HEADERS) {
+      const value = res.getHeader(name);
+      if (value !== undefined) headers[name] = String(value);
+    }
+    void record({ status: res.statusCode, headers, body }).finally(() => {
+      res.write = write;
+      res.end = end;
+      (end as (body: Buffer, cb?: () => void) => Response).call(res, body, callback as (() => void) | undefined);
+    });
+    return res;
+  } as Response['end'];
+}
+
+function replay(res: Response, response: StoredResponse): void {
+  res.status(response.status).set(response.headers).set('Idempotent-Replayed', 'true');
+  res.end(response.body);
+}
+
+export function idempotency({ config, pool, log }: Deps): RequestHandler {
+  const leaseMs = config.idempotencyLeaseMs;
+
+  const runAndKeep = (req: Request, res: Response, scope: KeyScope, owner: string, body: ReturnType<typeof tapBody>) => {
+    const heartbeat = setInterval(() => {
+      extendLease(pool, scope, owner, leaseMs).catch((error) => log.warn({ err: error }, 'idempotency lease not extended'));
+    }, leaseMs / 3);
+    heartbeat.unref();
+    captureResponse(res, async (response) => {
+      clearInterval(heartbeat);
+      const digest = body.digest();
+      try {
+        if (response.status >= 500 || digest === undefined) await releaseKey(pool, scope, owner);
+        else await finishKey(pool, scope, owner, { fingerprint: fingerprintOf(req, digest), response });
+      } catch (error) {
+        // The answer still goes out; the key's lease runs out and a retry runs afresh.
+        log.error({ err: error }, 'idempotency record not stored');
+      }
+    });
+  };
+
+  return async (req, res, next) => {
+    if (!isMutating(req.method)) return next();
+    const key = req.get('idempotency-key');
+    if (key === undefined || key === '') {
+      return sendProblem(
+        res,
+        new Problem(
+          'idempotency-key-required',
+          'This call changes data, so it needs an Idempotency-Key header: a unique string such as a UUID, best derived from the operation. Nothing ran.',
+        ),
+        config.errorsBase,
+      );
+    }
+    if (!KEY_PATTERN.test(key)) {
+      return sendProblem(
+        res,
+        new Problem('bad-request', 'The Idempotency-Key header is not valid. Nothing ran.', {
+          extensions: {
+            errors: [{ field: 'Idempotency-Key', code: 'invalid', message: 'At most 255 printable ASCII characters.' }],
+          },
+        }),
+        config.errorsBase,
+      );
+    }
+
+    const { accountId, mode } = principalOf(res);
+    const scope: KeyScope = { accountId, mode, key };
+    const owner = randomUUID();
+    const body = tapBody(req);
+    let closed = false;
+    res.once('close', () => (closed = true));
+
+    for (let pause = POLL_MIN_MS; !closed; pause = Math.min(pause * 2, POLL_MAX_MS)) {
+      if (await claimKey(pool, scope, owner, leaseMs)) {
+        runAndKeep(req, res, scope, owner, body);
+        return next();
+      }
+      const record = await readKey(pool, scope);
+      if (record?.state === 'done') {
+        const fingerprint = fingerprintOf(req, await body.drain());
+        if (fingerprint.equals(record.fingerprint)) return replay(res, record.response);
+        return sendProblem(
+          res,
+          new Problem(
+            'idempotency-key-reused',
+            'This Idempotency-Key was already used with a different request in the last 24 hours. Nothing ran; use a new key for a new request.',
+          ),
+          config.errorsBase,
+        );
+      }
+      // Still running elsewhere (or just released): wait, then look again.
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  };
+}

@@ -1,0 +1,67 @@
+// One operation = one route file: its zod schemas, its OpenAPI description and its handler, so
+// that validation and documentation come from the same source and cannot drift.
+import type { Request, Response } from 'express';
+import type { z } from 'zod';
+import type { UsageMeter } from '../shared/usage.ts';
+import type { Config } from '../shared/config.ts';
+import type { Pool } from '../shared/db.ts';
+import type { Logger } from '../shared/log.ts';
+import type { ProblemType } from '../shared/problems.ts';
+import { parseOrThrow, readJsonBody } from './body.ts';
+
+export type Deps = { config: Config; pool: Pool; log: Logger; meter: UsageMeter };
+
+export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+export type ResponseSpec = {
+  description: string;
+  schema?: z.ZodType;
+  contentType?: string;
+  headers?: Record<string, string>;
+};
+
+type AnyObject = z.ZodObject<z.ZodRawShape>;
+
+export type Operation<P extends AnyObject = AnyObject, Q extends AnyObject = AnyObject, B extends z.ZodType = z.ZodType> = {
+  operationId: string;
+  method: HttpMethod;
+  /** Express-style path, e.g. /v1/datasets/:id. */
+  path: string;
+  /** v1: behind authentication, scope and idempotency filters. public: no credential. */
+  surface: 'v1' | 'public';
+  tags: string[];
+  summary: string;
+  description?: string;
+  params?: P;
+  query?: Q;
+  body?: B;
+  responses: Record<number, ResponseSpec>;
+  /** Problem types this operation itself may answer (the filters' ones are added for /v1). */
+  problems?: ProblemType[];
+  handle(ctx: {
+    req: Request;
+    res: Response;
+    deps: Deps;
+    params: z.output<P>;
+    query: z.output<Q>;
+    body: z.output<B>;
+  }): Promise<void>;
+};
+
+export function defineOperation<P extends AnyObject, Q extends AnyObject, B extends z.ZodType>(
+  op: Operation<P, Q, B>,
+): Operation {
+  return op as unknown as Operation;
+}
+
+export const isMutating = (method: string) => !['get', 'head', 'options'].includes(method.toLowerCase());
+
+/** The Express handler for an operation: parse params, query and body, then run it. */
+export function handlerFor(op: Operation, deps: Deps) {
+  return async (req: Request, res: Response) => {
+    const params = op.params ? parseOrThrow(op.params, req.params, 'path') : {};
+    const query = op.query ? parseOrThrow(op.query, req.query, 'query string') : {};
+    const body = op.body ? parseOrThrow(op.body, await readJsonBody(req), 'request body') : undefined;
+    await op.handle({ req, res, deps, params, query, body } as Parameters<Operation['handle']>[0]);
+  };
+}

@@ -1,0 +1,106 @@
+// Renders the problem catalogue (shared/problems.ts) as application/problem+json, the last-resort
+// error handler, and the human page behind each problem type URI.
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
+import { isDatabaseUnavailable } from '../shared/db.ts';
+import type { Logger } from '../shared/log.ts';
+import { Problem, problemTypes, type ProblemType } from '../shared/problems.ts';
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+export function problemDocument(problem: Problem, errorsBase: string, instance?: string): Record<string, unknown> {
+  return {
+    type: `${errorsBase}/${problem.type}`,
+    title: problem.title,
+    status: problem.status,
+    detail: problem.detail,
+    ...(instance === undefined ? {} : { instance }),
+    ...problem.extensions,
+  };
+}
+
+/**
+ * Sends a problem. Filters (authentication, scope, idempotency) send theirs without `instance`;
+ * endpoints pass the request path.
+ */
+export function sendProblem(res: Response, problem: Problem, errorsBase: string, instance?: string): void {
+  res
+    .status(problem.status)
+    .set(problem.headers)
+    .type(PROBLEM_CONTENT_TYPE)
+    .send(JSON.stringify(problemDocument(problem, errorsBase, instance)));
+}
+
+export const requestPath = (req: Request) => req.originalUrl.split('?')[0]!;
+
+export function errorHandler(errorsBase: string, log: Logger): ErrorRequestHandler {
+  return (error, req, res, next) => {
+    if (res.headersSent) return next(error);
+    if (error instanceof Problem) return sendProblem(res, error, errorsBase, requestPath(req));
+    if (isDatabaseUnavailable(error)) {
+      log.warn({ err: error }, 'database unavailable');
+      return sendProblem(
+        res,
+        new Problem('unavailable', 'The service cannot reach its database right now. Retry with the same Idempotency-Key.'),
+        errorsBase,
+        requestPath(req),
+      );
+    }
+    log.error({ err: error }, 'unhandled error');
+    sendProblem(
+      res,
+      new Problem('internal', 'The service failed while answering this request. Retrying with the same Idempotency-Key is safe.'),
+      errorsBase,
+      requestPath(req),
+    );
+  };
+}
+
+export const notFound = (): RequestHandler => (req) => {
+  throw new Problem('not-found', `Nothing exists at ${requestPath(req)}.`);
+};
+
+export const methodNotAllowed =
+  (allowed: string[]): RequestHandler =>
+  (req) => {
+    throw new Problem('method-not-allowed', `${requestPath(req)} does not take ${req.method}; it takes ${allowed.join(', ')}.`, {
+      headers: { Allow: allowed.join(', ') },
+    });
+  };
+
+const escapeHtml = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+/** GET {ERRORS_BASE}/{type}: a short page describing the problem type. */
+export function problemPage(): RequestHandler {
+  return (req, res, next) => {
+    const type = req.params['type'] as string;
+    if (!Object.hasOwn(problemTypes, type)) return next();
+    const t = problemTypes[type as ProblemType];
+    res
+      .type('html')
+      .set('Cache-Control', 'public, max-age=3600')
+      .send(
+        `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(t.title)}: ${escapeHtml(type)}</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a}code{background:#f2f2f2;padding:.1em .3em;border-radius:3px}</style>
+</head><body><h1>${escapeHtml(type)}</h1>
+<p><strong>Status ${t.status}, title “${escapeHtml(t.title)}”.</strong></p>
+<p>${escapeHtml(t.description)}</p>
+<p>Problem documents are <code>application/problem+json</code> (RFC 9457). Branch on <code>type</code>; <code>detail</code> is prose for people and may change.</p>
+<p><a href="./">All problem types</a></p></body></html>`,
+      );
+  };
+}
+
+export function problemIndex(): RequestHandler {
+  return (_req, res) => {
+    const items = Object.entries(problemTypes)
+      .map(([type, t]) => `<li><a href="./${type}">${type}</a>: ${t.status} ${escapeHtml(t.title)}</li>`)
+      .join('\n');
+    res.type('html').send(
+      `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Problem types</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem}</style></head>
+<body><h1>Problem types</h1><ul>${items}</ul></body></html>`,
+    );
+  };
+}

@@ -1,0 +1,31 @@
+// Response schemas shared by several operations (for the OpenAPI document).
+import { z } from 'zod';
+
+export const ProblemSchema = z
+  .object({
+    type: z.string().meta({ description: 'URI of the problem type; branch on it.' }),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string().meta({ description: 'Prose for people; may be reworded; never match on it.' }),
+    instance: z.string().optional().meta({ description: 'The request path; absent on answers of the filters.' }),
+    errors: z
+      .array(z.object({ field: z.string(), code: z.string(), message: z.string() }))
+      .optional()
+      .meta({ description: 'bad-request: every problem found in the request.' }),
+    existingId: z.string().optional().meta({ description: 'conflict: the resource that already exists.' }),
+  })
+  .meta({ id: 'Problem', description: 'RFC 9457 problem details (application/problem+json).' });
+
+export const listOf = <T extends z.ZodType>(item: T, id: string) =>
+  z
+    .object({
+      object: z.literal('list'),
+      data: z.array(item),
+      nextCursor: z.string().nullable().meta({ description: 'Pass as ?cursor= for the next page; null on the last.' }),
+    })
+    .meta({ id });
+
+export const PaginationQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20).meta({ description: 'Page size, 1 to 100.' }),
+  cursor: z.string().min(1).max(100).optional().meta({ description: 'nextCursor of the previous page.' }),
+});

@@ -1,0 +1,46 @@
+// The web process's parts: a pool, the usage meter and a listening HTTP server, stopped
+// gracefully (stop accepting, let in-flight requests finish, flush usage, close the pool).
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Config } from '../shared/config.ts';
+import { createPool, type Pool } from '../shared/db.ts';
+import type { Logger } from '../shared/log.ts';
+import { migrate } from '../shared/migrate.ts';
+import { UsageMeter } from '../shared/usage.ts';
+import { createApp } from './app.ts';
+
+export type RunningApi = { server: Server; pool: Pool; port: number; url: string; stop(): Promise<void> };
+
+export async function startApi(config: Config, databaseUrl: string, log: Logger): Promise<RunningApi> {
+  const pool = createPool(databaseUrl, config.databasePoolSize, 'dataset-service-web');
+  try {
+    await migrate(pool);
+  } catch (error) {
+    await pool.end();
+    throw error;
+  }
+  const meter = new UsageMeter(pool, log, config.usageFlushMs);
+  meter.start();
+  const server = createServer(createApp({ config, pool, log, meter }));
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  log.info({ port }, 'api listening');
+
+  const stop = async () => {
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    // Keep-alive connections that finish their request are closed rather than kept waiting.
+    const idle = setInterval(() => server.closeIdleConnections(), 50);
+    try {
+      await closed;
+    } finally {
+      clearInterval(idle);
+    }
+    await meter.stop();
+    await pool.end();
+  };
+  return { server, pool, port, url: `http://127.0.0.1:${port}`, stop };
+}

@@ -1,0 +1,129 @@
+// The operator command line: `npm run --silent operator -- <command>`. Each command prints one
+// JSON document on stdout; errors are one line on stderr; exit 0 on success, 2 on bad usage or an
+// unknown id, 1 on any other failure.
+import { parseArgs } from 'node:util';
+import { addMember, createAccount, findAccount, listAccounts } from '../shared/accounts.ts';
+import { issueKey, listKeys, revokeKey } from '../shared/apiKeys.ts';
+import { ConfigError, loadConfig } from '../shared/config.ts';
+import { createPool, type Pool } from '../shared/db.ts';
+import { openDatabase } from '../shared/embeddedPostgres.ts';
+import { createLogger } from '../shared/log.ts';
+import { migrate } from '../shared/migrate.ts';
+import { readUsage } from '../shared/usage.ts';
+
+class UsageError extends Error {}
+
+const USAGE = `usage: operator <command>
+  accounts create --name NAME
+  accounts list
+  keys issue --account ACC --mode test|live
+  keys list --account ACC
+  keys revoke KEY_ID
+  members add --account ACC --email EMAIL
+  usage --account ACC [--from YYYY-MM-DD] [--to YYYY-MM-DD]`;
+
+type Values = { name?: string; account?: string; mode?: string; email?: string; from?: string; to?: string };
+
+function required(values: Values, name: keyof Values): string {
+  const value = values[name];
+  if (value === undefined || value.trim() === '') throw new UsageError(`--${name} is required`);
+  return value.trim();
+}
+
+async function existingAccount(pool: Pool, id: string): Promise<string> {
+  if (!(await findAccount(pool, id))) throw new UsageError(`no account ${id}`);
+  return id;
+}
+
+const isDay = (s: string) => /^\d{4}-\d{2}-\d{2}$/.test(s) && !Number.isNaN(Date.parse(`${s}T00:00:00Z`));
+
+async function run(pool: Pool, command: string, positionals: string[], values: Values): Promise<unknown> {
+  switch (command) {
+    case 'accounts create':
+      return createAccount(pool, required(values, 'name'));
+    case 'accounts list':
+      return listAccounts(pool);
+    case 'keys issue': {
+      const mode = required(values, 'mode');
+      if (mode !== 'test' && mode !== 'live') throw new UsageError('--mode must be test or live');
+      const issued = await issueKey(pool, await existingAccount(pool, required(values, 'account')), mode);
+      return { id: issued.id, object: issued.object, accountId: issued.accountId, label: issued.label, mode, createdAt: issued.createdAt, key: issued.key };
+    }
+    case 'keys list':
+      return listKeys(pool, await existingAccount(pool, required(values, 'account')));
+    case 'keys revoke': {
+      const keyId = positionals[0];
+      if (!keyId) throw new UsageError('keys revoke takes KEY_ID');
+      const revoked = await revokeKey(pool, keyId);
+      if (!revoked) throw new UsageError(`no key ${keyId}`);
+      return revoked;
+    }
+    case 'members add': {
+      const email = required(values, 'email').toLowerCase();
+      if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) throw new UsageError('--email is not an email address');
+      return addMember(pool, await existingAccount(pool, required(values, 'account')), email);
+    }
+    case 'usage': {
+      for (const f of ['from', 'to'] as const) {
+        if (values[f] !== undefined && !isDay(values[f]!)) throw new UsageError(`--${f} must be a date YYYY-MM-DD`);
+      }
+      return readUsage(pool, await existingAccount(pool, required(values, 'account')), { from: values.from, to: values.to });
+    }
+    default:
+      throw new UsageError(`unknown command: ${command || '(none)'}\n${USAGE}`);
+  }
+}
+
+async function main(): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      allowPositionals: true,
+      options: {
+        name: { type: 'string' },
+        account: { type: 'string' },
+        mode: { type: 'string' },
+        email: { type: 'string' },
+        from: { type: 'string' },
+        to: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (error) {
+    process.stderr.write(`operator: ${(error as Error).message}\n`);
+    return 2;
+  }
+  if (parsed.values.help) {
+    process.stdout.write(`${JSON.stringify({ usage: USAGE })}\n`);
+    return 0;
+  }
+  const [group = '', verb, ...rest] = parsed.positionals;
+  const command = group === 'usage' ? 'usage' : `${group} ${verb ?? ''}`.trim();
+  const positionals = group === 'usage' ? parsed.positionals.slice(1) : rest;
+
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    process.stderr.write(`operator: ${(error as Error).message}\n`);
+    return error instanceof ConfigError ? 2 : 1;
+  }
+  // Logs go to stderr so that stdout holds exactly one JSON document.
+  const log = createLogger({ logLevel: 'warn' }, 'operator', 2);
+  const database = await openDatabase(config, log);
+  const pool = createPool(database.url, 2, 'dataset-service-operator');
+  try {
+    await migrate(pool);
+    const result = await run(pool, command, positionals, parsed.values as Values);
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    return 0;
+  } catch (error) {
+    process.stderr.write(`operator: ${(error as Error).message.split('\n').join(' ')}\n`);
+    return error instanceof UsageError ? 2 : 1;
+  } finally {
+    await pool.end();
+    await database.stop();
+  }
+}
+
+process.exitCode = await main();

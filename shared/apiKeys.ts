@@ -1,0 +1,91 @@
+// API keys: issued by the operator, shown once, stored as SHA-256 digests, revocable.
+import { randomBytes } from 'node:crypto';
+import type { Queryable } from './db.ts';
+import { newId, sha256 } from './ids.ts';
+
+export type Mode = 'test' | 'live';
+export const keyPrefixes = { test: 'svc_test_', live: 'svc_live_' } as const;
+export const LABEL_LENGTH = 12;
+// The prefix, then 256 bits as unpadded base64url (43 characters).
+const keyPattern = /^svc_(test|live)_[A-Za-z0-9_-]{43}$/;
+
+export type ApiKeyRecord = {
+  id: string;
+  object: 'api_key';
+  accountId: string;
+  label: string;
+  mode: Mode;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+};
+
+type KeyRow = {
+  id: string;
+  account_id: string;
+  label: string;
+  mode: Mode;
+  created_at: Date;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+};
+
+const toRecord = (r: KeyRow): ApiKeyRecord => ({
+  id: r.id,
+  object: 'api_key',
+  accountId: r.account_id,
+  label: r.label,
+  mode: r.mode,
+  createdAt: r.created_at.toISOString(),
+  lastUsedAt: r.last_used_at?.toISOString() ?? null,
+  revokedAt: r.revoked_at?.toISOString() ?? null,
+});
+
+export const keyLabel = (key: string) => key.slice(0, LABEL_LENGTH);
+
+export async function issueKey(db: Queryable, accountId: string, mode: Mode): Promise<ApiKeyRecord & { key: string }> {
+  const key = keyPrefixes[mode] + randomBytes(32).toString('base64url');
+  const { rows } = await db.query<KeyRow>(
+    `INSERT INTO api_keys (id, account_id, mode, label, secret_sha256) VALUES ($1, $2, $3, $4, $5)
+     RETURNING id, account_id, label, mode, created_at, last_used_at, revoked_at`,
+    [newId('key'), accountId, mode, keyLabel(key), sha256(key)],
+  );
+  return { ...toRecord(rows[0]!), key };
+}
+
+export async function listKeys(db: Queryable, accountId: string): Promise<ApiKeyRecord[]> {
+  const { rows } = await db.query<KeyRow>(
+    `SELECT id, account_id, label, mode, created_at, last_used_at, revoked_at
+     FROM api_keys WHERE account_id = $1 ORDER BY created_at, id`,
+    [accountId],
+  );
+  return rows.map(toRecord);
+}
+
+/** Revokes a key (idempotent: revoking twice keeps the first time). Undefined if no such key. */
+export async function revokeKey(db: Queryable, keyId: string): Promise<{ id: string; revokedAt: string } | undefined> {
+  const { rows } = await db.query<{ id: string; revoked_at: Date }>(
+    `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING id, revoked_at`,
+    [keyId],
+  );
+  return rows[0] && { id: rows[0].id, revokedAt: rows[0].revoked_at.toISOString() };
+}
+
+export type KeyVerdict = { keyId: string; accountId: string; mode: Mode; label: string };
+
+/**
+ * Looks a presented key up by digest, on every call (no cache: revocation bites on the next
+ * request). Undefined for a malformed, unknown or revoked key alike.
+ */
+export async function authenticateKey(db: Queryable, key: string): Promise<KeyVerdict | undefined> {
+  if (!keyPattern.test(key)) return undefined;
+  const { rows } = await db.query<{ id: string; account_id: string; mode: Mode; label: string }>(
+    'SELECT id, account_id, mode, label FROM api_keys WHERE secret_sha256 = $1 AND revoked_at IS NULL',
+    [sha256(key)],
+  );
+  const row = rows[0];
+  // The stored mode must match the presented prefix; a digest collision across modes is impossible,
+  // but the check keeps the two modes apart by construction.
+  if (!row || !key.startsWith(keyPrefixes[row.mode])) return undefined;
+  return { keyId: row.id, accountId: row.account_id, mode: row.mode, label: row.label };
+}

@@ -1,0 +1,102 @@
+// Datasets, always read and written within one tenant: (account, mode).
+import type { Mode } from './apiKeys.ts';
+import { isUniqueViolation, type Queryable } from './db.ts';
+import { newId } from './ids.ts';
+import { Problem } from './problems.ts';
+
+export type Tenant = { accountId: string; mode: Mode };
+
+export type Dataset = {
+  id: string;
+  object: 'dataset';
+  externalRef: string;
+  name: string | null;
+  mode: Mode;
+  activeVersionId: string | null;
+  createdAt: string;
+};
+
+type DatasetRow = {
+  id: string;
+  external_ref: string;
+  name: string | null;
+  mode: Mode;
+  active_version_id: string | null;
+  created_at: Date;
+};
+
+const COLUMNS = 'id, external_ref, name, mode, active_version_id, created_at';
+
+const toDataset = (r: DatasetRow): Dataset => ({
+  id: r.id,
+  object: 'dataset',
+  externalRef: r.external_ref,
+  name: r.name,
+  mode: r.mode,
+  activeVersionId: r.active_version_id,
+  createdAt: r.created_at.toISOString(),
+});
+
+export const datasetNotFound = (id: string) => new Problem('not-found', `No dataset with id ${JSON.stringify(id)} exists.`);
+
+export async function createDataset(
+  db: Queryable,
+  tenant: Tenant,
+  input: { externalRef: string; name?: string | undefined },
+): Promise<Dataset> {
+  try {
+    const { rows } = await db.query<DatasetRow>(
+      `INSERT INTO datasets (id, account_id, mode, external_ref, name) VALUES ($1, $2, $3, $4, $5) RETURNING ${COLUMNS}`,
+      [newId('ds'), tenant.accountId, tenant.mode, input.externalRef, input.name ?? null],
+    );
+    return toDataset(rows[0]!);
+  } catch (error) {
+    if (!isUniqueViolation(error, 'datasets_external_ref_unique')) throw error;
+    const existing = await findDatasetByExternalRef(db, tenant, input.externalRef);
+    throw new Problem('conflict', `A dataset with externalRef ${JSON.stringify(input.externalRef)} already exists.`, {
+      extensions: { existingId: existing?.id ?? null },
+    });
+  }
+}
+
+export async function findDataset(db: Queryable, tenant: Tenant, id: string): Promise<Dataset | undefined> {
+  const { rows } = await db.query<DatasetRow>(
+    `SELECT ${COLUMNS} FROM datasets WHERE id = $1 AND account_id = $2 AND mode = $3`,
+    [id, tenant.accountId, tenant.mode],
+  );
+  return rows[0] && toDataset(rows[0]);
+}
+
+export async function findDatasetByExternalRef(db: Queryable, tenant: Tenant, externalRef: string): Promise<Dataset | undefined> {
+  const { rows } = await db.query<DatasetRow>(
+    `SELECT ${COLUMNS} FROM datasets WHERE account_id = $1 AND mode = $2 AND external_ref = $3`,
+    [tenant.accountId, tenant.mode, externalRef],
+  );
+  return rows[0] && toDataset(rows[0]);
+}
+
+export type Page<T> = { object: 'list'; data: T[]; nextCursor: string | null };
+
+/** Newest first; the cursor is the id of the last item of the previous page. */
+export async function listDatasets(
+  db: Queryable,
+  tenant: Tenant,
+  query: { limit: number; cursor?: string | undefined; externalRef?: string | undefined },
+): Promise<Page<Dataset>> {
+  const { rows } = await db.query<DatasetRow>(
+    `SELECT ${COLUMNS} FROM datasets d
+     WHERE account_id = $1 AND mode = $2
+       AND ($3::text IS NULL OR external_ref = $3)
+       AND ($4::text IS NULL OR (created_at, id) < (
+             SELECT created_at, id FROM datasets c WHERE c.id = $4 AND c.account_id = $1 AND c.mode = $2))
+     ORDER BY created_at DESC, id DESC
+     LIMIT $5`,
+    [tenant.accountId, tenant.mode, query.externalRef ?? null, query.cursor ?? null, query.limit + 1],
+  );
+  const data = rows.slice(0, query.limit).map(toDataset);
+  return { object: 'list', data, nextCursor: rows.length > query.limit ? data.at(-1)!.id : null };
+}
+
+export async function cursorIsValid(db: Queryable, tenant: Tenant, cursor: string): Promise<boolean> {
+  return (await findDataset(db, tenant, cursor)) !== undefined;
+}

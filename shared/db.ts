@@ -1,0 +1,56 @@
+// PostgreSQL access: one pool per process, transactions, and the test for "database unreachable".
+import pg from 'pg';
+
+export type Pool = pg.Pool;
+export type Client = pg.PoolClient;
+/** Anything that runs a query: the pool or a client inside a transaction. */
+export type Queryable = Pick<pg.Pool, 'query'>;
+
+// Return bigint columns (counts, sums) as JS numbers: they stay far below 2^53 here.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+
+export function createPool(connectionString: string, max: number, applicationName: string): Pool {
+  const pool = new pg.Pool({
+    connectionString,
+    max,
+    application_name: applicationName,
+    connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: 30_000,
+  });
+  // An idle client losing its connection must not crash the process; the next query reports it.
+  pool.on('error', () => {});
+  return pool;
+}
+
+export async function withTransaction<T>(pool: Pool, work: (client: Client) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+const unavailableCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', 'EAI_AGAIN']);
+// SQLSTATE classes 08 (connection exception), 53 (insufficient resources), 57P0x (shutdown).
+const unavailableStates = /^(08|53|57P0[1-4])/;
+
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && (unavailableCodes.has(code) || unavailableStates.test(code))) return true;
+  return /timeout exceeded when trying to connect|Connection terminated|connection timeout|Client has encountered a connection error/i.test(
+    error.message,
+  );
+}
+
+export function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  const e = error as { code?: string; constraint?: string };
+  return e?.code === '23505' && (constraint === undefined || e.constraint === constraint);
+}

@@ -1,0 +1,67 @@
+// Process lifecycle shared by every entry point: fail fast on bad config, then on SIGTERM or
+// SIGINT stop the parts in reverse order of start (each within a deadline); a second signal exits at once.
+import { ConfigError, type Config, loadConfig } from './config.ts';
+import { createLogger, type Logger } from './log.ts';
+
+export type Stoppable = { name: string; stop(): Promise<void> };
+
+export async function stopAll(parts: Stoppable[], log: Logger, timeoutMs: number): Promise<boolean> {
+  let clean = true;
+  for (const part of [...parts].reverse()) {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
+    try {
+      const outcome = await Promise.race([part.stop().then(() => 'stopped' as const), deadline]);
+      if (outcome === 'timeout') {
+        clean = false;
+        log.warn({ part: part.name, timeoutMs }, 'stop timed out');
+      }
+    } catch (error) {
+      clean = false;
+      log.error({ err: error, part: part.name }, 'stop failed');
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+  return clean;
+}
+
+export async function runProcess(
+  name: string,
+  start: (config: Config, log: Logger, parts: Stoppable[]) => Promise<void>,
+): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${name}: ${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const log = createLogger(config, name);
+  // Parts register themselves as they start, so a failure half-way still stops what did start.
+  const parts: Stoppable[] = [];
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) {
+      log.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    log.info({ signal }, 'stopping');
+    const clean = await stopAll(parts, log, config.shutdownTimeoutMs);
+    log.info({ clean }, 'stopped');
+    process.exit(clean ? 0 : 1);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  try {
+    await start(config, log, parts);
+  } catch (error) {
+    log.fatal({ err: error }, 'start failed');
+    await stopAll(parts, log, config.shutdownTimeoutMs);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,20 @@
+import { pino, type Logger } from 'pino';
+import type { Config } from './config.ts';
+
+export type { Logger };
+
+// Credentials never reach a log: the request serializer in api/ logs the path and the credential
+// label only, and these paths are redacted wherever else a header object might be logged.
+const redact = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'headers.authorization',
+  'authorization',
+  'password',
+  'key',
+];
+
+/** A JSON logger on stdout, or on stderr (fd 2) for commands whose stdout is their answer. */
+export function createLogger(config: Pick<Config, 'logLevel'>, name: string, fd: 1 | 2 = 1): Logger {
+  return pino({ name, level: config.logLevel, redact: { paths: redact, censor: '[redacted]' } }, pino.destination({ fd, sync: true }));
+}

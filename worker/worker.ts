@@ -1,0 +1,37 @@
+// The worker's parts: a pool, the usage meter and pg-boss consumers for every queue.
+import type { PgBoss } from 'pg-boss';
+import type { Config } from '../shared/config.ts';
+import { createPool, type Pool } from '../shared/db.ts';
+import type { Logger } from '../shared/log.ts';
+import { migrate } from '../shared/migrate.ts';
+import { createBoss, ensureQueues, queues } from '../shared/queue.ts';
+import { UsageMeter } from '../shared/usage.ts';
+import { purgeIdempotencyKeys } from './jobs/purgeIdempotencyKeys.ts';
+
+export type RunningWorker = { boss: PgBoss; pool: Pool; stop(): Promise<void> };
+
+export async function startWorker(config: Config, databaseUrl: string, log: Logger): Promise<RunningWorker> {
+  const pool = createPool(databaseUrl, config.databasePoolSize, 'dataset-service-worker');
+  const meter = new UsageMeter(pool, log, config.usageFlushMs);
+  const boss = createBoss(databaseUrl, 'worker', log);
+  try {
+    await migrate(pool);
+    await boss.start();
+    await ensureQueues(boss);
+    await boss.work(queues.purgeIdempotencyKeys, purgeIdempotencyKeys(pool, log));
+  } catch (error) {
+    await boss.stop({ graceful: false }).catch(() => {});
+    await pool.end();
+    throw error;
+  }
+  meter.start();
+  log.info('worker started');
+
+  const stop = async () => {
+    // Graceful: no new jobs are fetched; running ones get the shutdown timeout to finish.
+    await boss.stop({ graceful: true, timeout: config.shutdownTimeoutMs });
+    await meter.stop();
+    await pool.end();
+  };
+  return { boss, pool, stop };
+}
