@@ -14,7 +14,11 @@ const redact = [
   'key',
 ];
 
-/** A JSON logger on stdout, or on stderr (fd 2) for commands whose stdout is their answer. */
-export function createLogger(config: Pick<Config, 'logLevel'>, name: string, fd: 1 | 2 = 1): Logger {
-  return pino({ name, level: config.logLevel, redact: { paths: redact, censor: '[redacted]' } }, pino.destination({ fd, sync: true }));
+/**
+ * A JSON logger on stdout, on stderr (fd 2) for commands whose stdout is their answer, or on a
+ * stream of the caller's (tests read what was logged).
+ */
+export function createLogger(config: Pick<Config, 'logLevel'>, name: string, to: 1 | 2 | NodeJS.WritableStream = 1): Logger {
+  const destination = typeof to === 'number' ? pino.destination({ fd: to, sync: true }) : to;
+  return pino({ name, level: config.logLevel, redact: { paths: redact, censor: '[redacted]' } }, destination);
 }

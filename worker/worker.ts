@@ -30,6 +30,8 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
   const stop = async () => {
     // Graceful: no new jobs are fetched; running ones get the shutdown timeout to finish.
     await boss.stop({ graceful: true, timeout: config.shutdownTimeoutMs });
+    // Connections pg-boss is still closing may report the database going away; that is expected now.
+    boss.removeAllListeners('error').on('error', () => {});
     await meter.stop();
     await pool.end();
   };

@@ -14,7 +14,7 @@ import { Problem } from '../../shared/problems.ts';
 import type { Deps } from '../operation.ts';
 import { isMutating } from '../operation.ts';
 import { principalOf } from '../principal.ts';
-import { sendProblem } from '../problemResponses.ts';
+import { requestPath, sendProblem } from '../problemResponses.ts';
 
 const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
 const KEPT_HEADERS = ['content-type', 'location', 'preference-applied', 'retry-after', 'allow'];
@@ -48,7 +48,8 @@ function tapBody(req: Request) {
 
 function fingerprintOf(req: Request, bodyDigest: string): Buffer {
   const contentType = (req.get('content-type') ?? '').trim().toLowerCase();
-  return createHash('sha256').update(`${req.method}\n${req.path}\n${contentType}\n${bodyDigest}`).digest();
+  // originalUrl: req.path changes while Express routes (mount-relative inside a router).
+  return createHash('sha256').update(`${req.method}\n${requestPath(req)}\n${contentType}\n${bodyDigest}`).digest();
 }
 
 /**

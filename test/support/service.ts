@@ -1,0 +1,103 @@
+// A real service for a test file: its own database (cloned from the migrated template), the API
+// listening on a free port, a worker, and helpers that call it over HTTP with real credentials.
+import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { createAccount } from '../../shared/accounts.ts';
+import { issueKey, type Mode } from '../../shared/apiKeys.ts';
+import { type Config, loadConfig } from '../../shared/config.ts';
+import { createPool, type Pool } from '../../shared/db.ts';
+import { createLogger } from '../../shared/log.ts';
+import { freePort } from '../../shared/embeddedPostgres.ts';
+import { startApi, type RunningApi } from '../../api/server.ts';
+import { startWorker, type RunningWorker } from '../../worker/worker.ts';
+import { createTestDatabase } from '../setup/database.ts';
+
+export type Reply = { status: number; headers: Headers; text: string; json: any };
+
+export type RequestOptions = {
+  method?: string;
+  key?: string;
+  idempotencyKey?: string | null;
+  json?: unknown;
+  body?: string | Buffer;
+  headers?: Record<string, string>;
+};
+
+export type TestService = {
+  url: string;
+  databaseUrl: string;
+  config: Config;
+  /** A pool on the service's database, for arranging and checking state directly. */
+  db: Pool;
+  api: RunningApi;
+  worker: RunningWorker | undefined;
+  /** Everything the service logged so far. */
+  logs(): string;
+  account(name?: string): Promise<string>;
+  key(accountId: string, mode?: Mode): Promise<string>;
+  /** A new account with a test-mode key. */
+  tenant(mode?: Mode): Promise<{ accountId: string; key: string }>;
+  request(path: string, options?: RequestOptions): Promise<Reply>;
+  stop(): Promise<void>;
+};
+
+export async function startService(
+  options: { env?: Record<string, string>; worker?: boolean } = {},
+): Promise<TestService> {
+  const database = await createTestDatabase();
+  const port = String(await freePort());
+  const config = loadConfig({ PORT: port, BASE_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: 'info', USAGE_FLUSH_MS: '100', SHUTDOWN_TIMEOUT_MS: '5000', ...options.env, DATABASE_URL: database.url });
+  let logged = '';
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      logged += chunk.toString();
+      done();
+    },
+  });
+  const log = createLogger(config, 'test', sink);
+  const worker = options.worker === false ? undefined : await startWorker(config, database.url, log);
+  const api = await startApi(config, database.url, log);
+  const url = config.baseUrl;
+  const db = createPool(database.url, 4, 'test-arrange');
+
+  const service: TestService = {
+    url,
+    databaseUrl: database.url,
+    config,
+    db,
+    api,
+    worker,
+    logs: () => logged,
+    account: async (name = 'Test account') => (await createAccount(db, name)).id,
+    key: async (accountId, mode = 'test') => (await issueKey(db, accountId, mode)).key,
+    tenant: async (mode = 'test') => {
+      const accountId = await service.account();
+      return { accountId, key: await service.key(accountId, mode) };
+    },
+    request: async (path, o = {}) => {
+      const method = o.method ?? (o.json !== undefined || o.body !== undefined ? 'POST' : 'GET');
+      const headers: Record<string, string> = { ...o.headers };
+      if (o.key) headers['authorization'] = `Bearer ${o.key}`;
+      if (o.json !== undefined) headers['content-type'] ??= 'application/json';
+      const mutating = !['GET', 'HEAD', 'OPTIONS'].includes(method);
+      if (mutating && o.idempotencyKey !== null) headers['idempotency-key'] = o.idempotencyKey ?? randomUUID();
+      const body = o.json !== undefined ? JSON.stringify(o.json) : o.body;
+      const res = await fetch(url + path, { method, headers, ...(body !== undefined && { body }) });
+      const text = await res.text();
+      let json: unknown;
+      try {
+        json = text ? JSON.parse(text) : undefined;
+      } catch {
+        json = undefined;
+      }
+      return { status: res.status, headers: res.headers, text, json };
+    },
+    stop: async () => {
+      await api.stop();
+      await worker?.stop();
+      await db.end();
+      await database.drop();
+    },
+  };
+  return service;
+}
