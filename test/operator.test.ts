@@ -1,0 +1,114 @@
+import { expect } from 'chai';
+import { createTestDatabase } from './setup/database.ts';
+import { runScript } from './support/processes.ts';
+import { startService, type TestService } from './support/service.ts';
+
+describe('operator command line', () => {
+  let svc: TestService;
+  let env: Record<string, string>;
+  before(async () => {
+    svc = await startService({ worker: false });
+    env = { DATABASE_URL: svc.databaseUrl };
+  });
+  after(() => svc.stop());
+
+  const operator = (...args: string[]) => runScript('bin/operator.ts', args, env);
+  const ok = async (...args: string[]) => {
+    const out = await operator(...args);
+    expect(out.code, out.stderr).to.equal(0);
+    return JSON.parse(out.stdout);
+  };
+
+  it('when an account is created and listed, then each prints one JSON document', async () => {
+    const account = await ok('accounts', 'create', '--name', 'Acme Ltd');
+    expect(account).to.include({ object: 'account', name: 'Acme Ltd' });
+    expect(account.id).to.match(/^acc_/);
+    const list = await ok('accounts', 'list');
+    expect(list.map((a: { id: string }) => a.id)).to.include(account.id);
+  });
+
+  it('when a key is issued, then it is shown once, works on /v1, is listed without its secret and can be revoked', async () => {
+    const account = await ok('accounts', 'create', '--name', 'Keys Inc');
+    const issued = await ok('keys', 'issue', '--account', account.id, '--mode', 'live');
+    expect(issued.key).to.match(/^svc_live_[A-Za-z0-9_-]{43}$/);
+    expect(issued.label).to.equal(issued.key.slice(0, 12));
+    expect(issued).to.include({ mode: 'live' });
+    expect(issued.id).to.match(/^key_/);
+    expect((await svc.request('/v1/datasets', { key: issued.key })).status).to.equal(200);
+
+    const listed = await operator('keys', 'list', '--account', account.id);
+    expect(listed.stdout).not.to.include(issued.key.slice(12));
+    const [entry] = JSON.parse(listed.stdout);
+    expect(entry).to.have.keys('id', 'object', 'accountId', 'label', 'mode', 'createdAt', 'lastUsedAt', 'revokedAt');
+    expect(entry.revokedAt).to.equal(null);
+
+    const revoked = await ok('keys', 'revoke', issued.id);
+    expect(revoked.id).to.equal(issued.id);
+    expect(revoked.revokedAt).to.be.a('string');
+    expect((await svc.request('/v1/datasets', { key: issued.key })).status).to.equal(401);
+  });
+
+  it('when a member is added, then the person is created if new and linked once', async () => {
+    const account = await ok('accounts', 'create', '--name', 'Members Co');
+    const first = await ok('members', 'add', '--account', account.id, '--email', 'Ann@Example.com');
+    expect(first).to.include({ accountId: account.id, email: 'ann@example.com' });
+    const again = await ok('members', 'add', '--account', account.id, '--email', 'ann@example.com');
+    expect(again.personId).to.equal(first.personId);
+    const { rows } = await svc.db.query('SELECT count(*) FROM memberships WHERE account_id = $1', [account.id]);
+    expect(Number(rows[0].count)).to.equal(1);
+  });
+
+  it('when usage is asked, then live-mode metered usage is printed per day and in total', async () => {
+    const account = await ok('accounts', 'create', '--name', 'Usage GmbH');
+    await svc.db.query(
+      "INSERT INTO usage_counters VALUES ($1, '2026-11-01', 'requests', 5), ($1, '2026-11-02', 'requests', 2), ($1, '2026-11-02', 'rows_ingested', 1000)",
+      [account.id],
+    );
+    const usage = await ok('usage', '--account', account.id, '--from', '2026-11-02');
+    expect(usage).to.include({ accountId: account.id, requests: 2, rowsIngested: 1000, exportRows: 0 });
+    expect(usage.days).to.deep.equal([{ day: '2026-11-02', requests: 2, rowsIngested: 1000, exportRows: 0 }]);
+  });
+
+  it('when usage is wrong or an id is unknown, then exit 2 with one line on stderr and nothing on stdout', async () => {
+    for (const args of [
+      ['keys', 'issue', '--account', 'acc_nope', '--mode', 'test'],
+      ['keys', 'issue', '--mode', 'test'],
+      ['keys', 'revoke', 'key_nope'],
+      ['accounts', 'explode'],
+      ['usage', '--account', 'acc_nope'],
+      ['accounts', 'create', '--bogus', 'x'],
+    ]) {
+      const out = await operator(...args);
+      expect(out.code, args.join(' ')).to.equal(2);
+      expect(out.stdout).to.equal('');
+      expect(out.stderr.trim().split('\n').at(-1)).to.match(/^operator: /);
+    }
+  });
+
+  it('when the database cannot be reached, then exit 1', async () => {
+    const out = await runScript('bin/operator.ts', ['accounts', 'list'], { DATABASE_URL: 'postgres://nobody:x@127.0.0.1:9/none' });
+    expect(out.code).to.equal(1);
+    expect(out.stdout).to.equal('');
+  });
+
+  it('when migrations run from two processes at once, then both succeed and each file is applied once', async () => {
+    const fresh = await createTestDatabase();
+    try {
+      const { createPool } = await import('../shared/db.ts');
+      const pool = createPool(fresh.url, 2, 'test');
+      await pool.query('DROP TABLE schema_migrations, usage_counters, idempotency_keys, datasets, api_keys, memberships, people, accounts');
+      await pool.end();
+      const [a, b] = await Promise.all([
+        runScript('bin/release.ts', [], { DATABASE_URL: fresh.url }),
+        runScript('bin/release.ts', [], { DATABASE_URL: fresh.url }),
+      ]);
+      expect([a.code, b.code], a.stderr + b.stderr).to.deep.equal([0, 0]);
+      const check = createPool(fresh.url, 1, 'test');
+      const { rows } = await check.query('SELECT version FROM schema_migrations');
+      await check.end();
+      expect(rows.map((r: { version: number }) => r.version)).to.deep.equal([1]);
+    } finally {
+      await fresh.drop();
+    }
+  });
+});

@@ -1,0 +1,116 @@
+import { expect } from 'chai';
+import { problemTypes } from '../shared/problems.ts';
+import { startService, type TestService } from './support/service.ts';
+
+describe('problem documents, routing, browser origins and the API reference', () => {
+  let svc: TestService;
+  let key: string;
+  before(async () => {
+    svc = await startService({ worker: false });
+    ({ key } = await svc.tenant());
+  });
+  after(() => svc.stop());
+
+  it('when a /v1 path does not exist, then 404 not-found as a problem document', async () => {
+    const reply = await svc.request('/v1/nothing-here', { key });
+    expect(reply.status).to.equal(404);
+    expect(reply.headers.get('content-type')).to.match(/^application\/problem\+json/);
+    expect(reply.json).to.include({ type: `${svc.config.errorsBase}/not-found`, title: 'Not found', status: 404, instance: '/v1/nothing-here' });
+  });
+
+  it('when a path outside /v1 does not exist, then 404 not-found too', async () => {
+    const reply = await svc.request('/nowhere');
+    expect(reply.status).to.equal(404);
+    expect(reply.json.type).to.equal(`${svc.config.errorsBase}/not-found`);
+  });
+
+  it('when a known path gets another method, then 405 method-not-allowed with Allow', async () => {
+    const reply = await svc.request('/v1/datasets', { key, method: 'DELETE' });
+    expect(reply.status).to.equal(405);
+    expect(reply.json).to.include({ type: `${svc.config.errorsBase}/method-not-allowed`, title: 'Method Not Allowed', status: 405 });
+    expect(reply.headers.get('allow')).to.equal('POST, GET, HEAD');
+    const health = await svc.request('/healthz', { method: 'POST', body: '' });
+    expect(health.status).to.equal(405);
+  });
+
+  it('when a browser sends a CORS preflight to /v1, then it fails and nothing allows the origin', async () => {
+    const preflight = await fetch(`${svc.url}/v1/datasets`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization' },
+    });
+    expect(preflight.status).to.be.greaterThanOrEqual(400);
+    expect(preflight.headers.get('access-control-allow-origin')).to.equal(null);
+    const simple = await fetch(`${svc.url}/v1/datasets`, { headers: { origin: 'https://evil.example', authorization: `Bearer ${key}` } });
+    expect(simple.status).to.equal(200);
+    expect(simple.headers.get('access-control-allow-origin')).to.equal(null);
+  });
+
+  it('when a problem type URI is fetched, then each type of the catalogue has a page describing it', async () => {
+    for (const [type, t] of Object.entries(problemTypes)) {
+      const page = await fetch(`${svc.config.errorsBase}/${type}`);
+      expect(page.status, type).to.equal(200);
+      expect(page.headers.get('content-type')).to.match(/^text\/html/);
+      const html = await page.text();
+      expect(html).to.include(type).and.include(String(t.status));
+    }
+    expect((await fetch(`${svc.config.errorsBase}/no-such-problem`)).status).to.equal(404);
+  });
+
+  it('when health is asked, then /healthz and /readyz answer JSON without a credential', async () => {
+    expect((await svc.request('/healthz')).json).to.deep.equal({ status: 'ok' });
+    expect((await svc.request('/readyz')).json).to.deep.equal({ status: 'ready', database: 'ok', migrations: 'current' });
+  });
+
+  it('when migrations are pending, then /readyz answers 503', async () => {
+    await svc.db.query('DELETE FROM schema_migrations WHERE version = (SELECT max(version) FROM schema_migrations) RETURNING version');
+    try {
+      const reply = await svc.request('/readyz');
+      expect(reply.status).to.equal(503);
+      expect(reply.json.type).to.equal(`${svc.config.errorsBase}/unavailable`);
+    } finally {
+      await svc.db.query("INSERT INTO schema_migrations (version, name) VALUES (1, '001_foundation') ON CONFLICT DO NOTHING");
+    }
+  });
+
+  it('when the OpenAPI document is fetched, then it is 3.1 and describes every operation with its problems', async () => {
+    const doc = (await svc.request('/openapi.json')).json;
+    expect(doc.openapi).to.equal('3.1.0');
+    expect(doc.paths['/v1/datasets'].post.requestBody.content['application/json'].schema).to.be.an('object');
+    expect(doc.paths['/v1/datasets'].post.responses).to.have.keys('201', '400', '401', '403', '409', '413', '415', '422', '500', '503');
+    expect(doc.paths['/v1/datasets'].post.parameters.map((p: { name: string }) => p.name)).to.include('Idempotency-Key');
+    expect(doc.paths['/v1/datasets'].get.parameters.map((p: { name: string }) => p.name)).to.include.members(['limit', 'cursor', 'externalRef']);
+    expect(doc.paths['/v1/datasets/{id}'].get.responses).to.have.property('404');
+    expect(doc.components.schemas).to.have.property('Dataset');
+    expect(doc.components.schemas).to.have.property('Problem');
+    const docs = await fetch(`${svc.url}/docs`);
+    const html = await docs.text();
+    expect(html).to.include('/v1/datasets/{id}').and.include('Create a dataset');
+  });
+});
+
+describe('metering', () => {
+  let svc: TestService;
+  before(async () => (svc = await startService({ worker: false })));
+  after(() => svc.stop());
+
+  it('when live-mode requests are made, then they are counted per account in batches; test mode is not metered', async () => {
+    const accountId = await svc.account();
+    const live = await svc.key(accountId, 'live');
+    const test = await svc.key(accountId, 'test');
+    for (let i = 0; i < 3; i++) await svc.request('/v1/datasets', { key: live });
+    for (let i = 0; i < 2; i++) await svc.request('/v1/datasets', { key: test });
+    const deadline = Date.now() + 5_000;
+    let total = 0;
+    while (Date.now() < deadline) {
+      const { rows } = await svc.db.query("SELECT coalesce(sum(quantity), 0) AS n FROM usage_counters WHERE account_id = $1 AND metric = 'requests'", [accountId]);
+      total = Number(rows[0].n);
+      if (total >= 3) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    const { rows } = await svc.db.query("SELECT sum(quantity) AS n FROM usage_counters WHERE account_id = $1 AND metric = 'requests'", [accountId]);
+    expect(Number(rows[0].n)).to.equal(3);
+    const { rows: keys } = await svc.db.query('SELECT mode, last_used_at FROM api_keys WHERE account_id = $1 ORDER BY mode', [accountId]);
+    expect(keys.every((k: { last_used_at: Date | null }) => k.last_used_at !== null)).to.equal(true);
+  });
+});
