@@ -1,16 +1,13 @@
 // The Express application: logging, the public routes, and /v1 behind its filters in the
 // order the contract fixes (authentication, scope, idempotency, then routing).
 import express, { type Router } from 'express';
-import { pinoHttp } from 'pino-http';
-import { randomUUID } from 'node:crypto';
 import { authenticate, refuseBrowserPreflight, requireScope } from './filters/authenticate.ts';
 import { idempotency } from './filters/idempotency.ts';
 import { buildOpenApiDocument, openApiRoutes } from './openapi.ts';
 import { type Deps, handlerFor, type Operation } from './operation.ts';
 import { operations } from './operations.ts';
+import { requestLog } from './requestLog.ts';
 import { errorHandler, methodNotAllowed, notFound, problemIndex, problemPage } from './problemResponses.ts';
-
-const REQUEST_ID = /^[\w.:-]{1,100}$/;
 
 function mount(router: Router, ops: Operation[], deps: Deps, stripPrefix = ''): void {
   const byPath = Map.groupBy(ops, (op) => op.path);
@@ -29,27 +26,8 @@ export function createApp(deps: Deps): express.Express {
   app.disable('etag');
   app.set('trust proxy', false);
 
-  app.use(
-    pinoHttp({
-      logger: log,
-      genReqId: (req, res) => {
-        const given = req.headers['x-request-id'];
-        const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-        res.setHeader('Request-Id', id);
-        return id;
-      },
-      // Path only: query strings may carry signed-URL signatures. Credentials appear as their label.
-      serializers: {
-        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, path: req.url.split('?')[0] }),
-        res: (res: { statusCode: number }) => ({ status: res.statusCode }),
-      },
-      customProps: (_req, res) => {
-        const p = (res as unknown as { locals?: { principal?: { label: string; accountId: string; mode: string } } }).locals?.principal;
-        return p ? { credential: p.label, accountId: p.accountId, mode: p.mode } : {};
-      },
-      customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
-    }),
-  );
+  app.use(requestLog(log));
+
 
   const doc = buildOpenApiDocument(operations, config.baseUrl, config.errorsBase);
   const reference = openApiRoutes(doc, config.errorsBase);

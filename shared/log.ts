@@ -19,6 +19,8 @@ const redact = [
  * stream of the caller's (tests read what was logged).
  */
 export function createLogger(config: Pick<Config, 'logLevel'>, name: string, to: 1 | 2 | NodeJS.WritableStream = 1): Logger {
-  const destination = typeof to === 'number' ? pino.destination({ fd: to, sync: true }) : to;
+  // stdout is written asynchronously (lines written while a write is in flight go out together;
+  // pino flushes on exit); stderr, for the operator's one-line answers, synchronously.
+  const destination = typeof to === 'number' ? pino.destination({ fd: to, sync: to === 2, minLength: 0 }) : to;
   return pino({ name, level: config.logLevel, redact: { paths: redact, censor: '[redacted]' } }, destination);
 }
