@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { request as httpRequest } from 'node:http';
 import { queues } from '../shared/queue.ts';
 import { startService, type TestService } from './support/service.ts';
+import { slowPost } from './support/slowRequest.ts';
 
 describe('idempotency filter (spec §7 Idempotency)', () => {
   let svc: TestService;
@@ -145,25 +145,12 @@ describe('idempotency filter (spec §7 Idempotency)', () => {
   });
 
   it('when a second request arrives while the first is still sending its body, then it waits and replays the outcome', async () => {
-    const body = JSON.stringify({ externalRef: 'slow-1' });
-    const url = new URL(`${svc.url}/v1/datasets`);
-    const slow = new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const req = httpRequest(
-        url,
-        {
-          method: 'POST',
-          headers: { authorization: `Bearer ${key}`, 'idempotency-key': 'slow-key', 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-        },
-        (res) => {
-          let text = '';
-          res.on('data', (c) => (text += c));
-          res.on('end', () => resolve({ status: res.statusCode!, text }));
-        },
-      );
-      req.on('error', reject);
-      req.write(body.slice(0, 5));
-      setTimeout(() => req.end(body.slice(5)), 400);
-    });
+    const slow = slowPost(
+      `${svc.url}/v1/datasets`,
+      { authorization: `Bearer ${key}`, 'idempotency-key': 'slow-key', 'content-type': 'application/json' },
+      JSON.stringify({ externalRef: 'slow-1' }),
+      400,
+    );
     await new Promise((r) => setTimeout(r, 100));
     const second = await create('slow-1', 'slow-key');
     const first = await slow;

@@ -1,11 +1,11 @@
 import { expect } from 'chai';
-import { request } from 'node:http';
 import { createAccount } from '../shared/accounts.ts';
 import { issueKey } from '../shared/apiKeys.ts';
 import { createPool } from '../shared/db.ts';
 import { freePort } from '../shared/embeddedPostgres.ts';
 import { createTestDatabase } from './setup/database.ts';
 import { runScript, startScript } from './support/processes.ts';
+import { slowPost } from './support/slowRequest.ts';
 
 describe('processes: configuration and graceful shutdown', () => {
   let database: { url: string; drop(): Promise<void> };
@@ -26,20 +26,12 @@ describe('processes: configuration and graceful shutdown', () => {
     const port = await freePort();
     const web = await startScript('api/main.ts', { DATABASE_URL: database.url, PORT: String(port) }, /api listening/);
 
-    const body = JSON.stringify({ externalRef: 'in-flight' });
-    const inFlight = new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const req = request(
-        { host: '127.0.0.1', port, path: '/v1/datasets', method: 'POST', headers: { authorization: `Bearer ${key}`, 'idempotency-key': 'sd-1', 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
-        (res) => {
-          let text = '';
-          res.on('data', (c) => (text += c));
-          res.on('end', () => resolve({ status: res.statusCode!, text }));
-        },
-      );
-      req.on('error', reject);
-      req.write(body.slice(0, 4));
-      setTimeout(() => req.end(body.slice(4)), 500);
-    });
+    const inFlight = slowPost(
+      `http://127.0.0.1:${port}/v1/datasets`,
+      { authorization: `Bearer ${key}`, 'idempotency-key': 'sd-1', 'content-type': 'application/json' },
+      JSON.stringify({ externalRef: 'in-flight' }),
+      500,
+    );
     await new Promise((r) => setTimeout(r, 150));
     web.child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 100));
