@@ -64,7 +64,15 @@ export function buildOpenApiDocument(operations: Operation[], baseUrl: string, e
               }),
             }),
           }),
-        ...(op.body && { body: { required: true, content: { 'application/json': { schema: op.body } } } }),
+        ...((op.body || op.otherBodies) && {
+          body: {
+            required: true,
+            content: {
+              ...(op.body && { 'application/json': { schema: op.body } }),
+              ...op.otherBodies,
+            },
+          },
+        }),
       },
       responses,
     });

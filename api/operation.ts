@@ -2,14 +2,25 @@
 // that validation and documentation come from the same source and cannot drift.
 import type { Request, Response } from 'express';
 import type { z } from 'zod';
+import type { PgBoss } from 'pg-boss';
 import type { UsageMeter } from '../shared/usage.ts';
+import type { VersionOutcomes } from '../shared/versionOutcomes.ts';
 import type { Config } from '../shared/config.ts';
 import type { Pool } from '../shared/db.ts';
 import type { Logger } from '../shared/log.ts';
 import type { ProblemType } from '../shared/problems.ts';
 import { parseOrThrow, readJsonBody } from './body.ts';
 
-export type Deps = { config: Config; pool: Pool; log: Logger; meter: UsageMeter };
+export type Deps = {
+  config: Config;
+  pool: Pool;
+  log: Logger;
+  meter: UsageMeter;
+  /** Enqueues jobs (pg-boss as a producer). */
+  boss: PgBoss;
+  /** Wakes requests waiting for a build's outcome. */
+  outcomes: VersionOutcomes;
+};
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -35,6 +46,8 @@ export type Operation<P extends AnyObject = AnyObject, Q extends AnyObject = Any
   params?: P;
   query?: Q;
   body?: B;
+  /** Bodies the handler reads itself (streams, multipart), by content type: documentation only. */
+  otherBodies?: Record<string, { schema: z.ZodType; description?: string }>;
   responses: Record<number, ResponseSpec>;
   /** Problem types this operation itself may answer (the filters' ones are added for /v1). */
   problems?: ProblemType[];

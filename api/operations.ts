@@ -2,7 +2,26 @@
 import createDataset from './routes/datasets/create.ts';
 import getDataset from './routes/datasets/get.ts';
 import listDatasets from './routes/datasets/list.ts';
+import { getCatalog, getMetrics } from './routes/datasets/reads.ts';
 import { healthz, readyz } from './routes/operations/health.ts';
+import createUpload from './routes/uploads/create.ts';
+import putUpload from './routes/uploads/put.ts';
+import createVersion from './routes/versions/create.ts';
+import getVersion from './routes/versions/get.ts';
+import listVersions from './routes/versions/list.ts';
 import type { Operation } from './operation.ts';
 
-export const operations: Operation[] = [createDataset, listDatasets, getDataset, healthz, readyz];
+export const operations: Operation[] = [
+  createDataset,
+  listDatasets,
+  getDataset,
+  createUpload,
+  putUpload,
+  createVersion,
+  listVersions,
+  getVersion,
+  getMetrics,
+  getCatalog,
+  healthz,
+  readyz,
+];

@@ -6,7 +6,9 @@ import type { Config } from '../shared/config.ts';
 import { createPool, type Pool } from '../shared/db.ts';
 import type { Logger } from '../shared/log.ts';
 import { migrate } from '../shared/migrate.ts';
+import { createBoss, ensureQueues } from '../shared/queue.ts';
 import { UsageMeter } from '../shared/usage.ts';
+import { VersionOutcomes } from '../shared/versionOutcomes.ts';
 import { createApp } from './app.ts';
 
 export type RunningApi = { server: Server; pool: Pool; port: number; url: string; stop(): Promise<void> };
@@ -19,9 +21,20 @@ export async function startApi(config: Config, databaseUrl: string, log: Logger)
     await pool.end();
     throw error;
   }
+  const boss = createBoss(databaseUrl, 'producer', log);
+  const outcomes = new VersionOutcomes(databaseUrl, log);
+  try {
+    await boss.start();
+    await ensureQueues(boss);
+    await outcomes.start();
+  } catch (error) {
+    await boss.stop({ graceful: false }).catch(() => {});
+    await pool.end();
+    throw error;
+  }
   const meter = new UsageMeter(pool, log, config.usageFlushMs);
   meter.start();
-  const server = createServer(createApp({ config, pool, log, meter }));
+  const server = createServer(createApp({ config, pool, log, meter, boss, outcomes }));
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -32,6 +45,8 @@ export async function startApi(config: Config, databaseUrl: string, log: Logger)
 
   const stop = async () => {
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    // Requests waiting for a build answer now (202) instead of holding the shutdown up.
+    void outcomes.stop();
     // Keep-alive connections that finish their request are closed rather than kept waiting.
     const idle = setInterval(() => server.closeIdleConnections(), 50);
     try {
@@ -39,6 +54,9 @@ export async function startApi(config: Config, databaseUrl: string, log: Logger)
     } finally {
       clearInterval(idle);
     }
+    await outcomes.stop();
+    await boss.stop({ graceful: true, timeout: config.shutdownTimeoutMs });
+    boss.removeAllListeners('error').on('error', () => {});
     await meter.stop();
     await pool.end();
   };

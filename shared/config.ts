@@ -15,6 +15,8 @@ const EnvSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
   USAGE_FLUSH_MS: z.coerce.number().int().min(10).default(5_000),
   IDEMPOTENCY_LEASE_MS: z.coerce.number().int().min(100).default(60_000),
+  MAX_UPLOAD_BYTES: z.coerce.number().int().min(1).default(2 * 1024 ** 3),
+  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
 });
 
 export type Config = {
@@ -28,6 +30,8 @@ export type Config = {
   shutdownTimeoutMs: number;
   usageFlushMs: number;
   idempotencyLeaseMs: number;
+  maxUploadBytes: number;
+  workerConcurrency: number;
 };
 
 export class ConfigError extends Error {}
@@ -55,5 +59,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     usageFlushMs: e.USAGE_FLUSH_MS,
     idempotencyLeaseMs: e.IDEMPOTENCY_LEASE_MS,
+    maxUploadBytes: e.MAX_UPLOAD_BYTES,
+    workerConcurrency: e.WORKER_CONCURRENCY,
   };
 }

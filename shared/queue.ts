@@ -4,7 +4,12 @@ import type { Logger } from './log.ts';
 
 export const queues = {
   purgeIdempotencyKeys: 'purge-idempotency-keys',
+  buildVersion: 'build-version',
+  buildVersionDead: 'build-version-dead',
 } as const;
+
+/** Builds: a few retries with backoff; a worker that dies stops its heartbeat and the job is retried. */
+export const BUILD_RETRY_LIMIT = 3;
 
 export type BossRole = 'producer' | 'worker';
 
@@ -17,6 +22,8 @@ export function createBoss(url: string, role: BossRole, log: Logger): PgBoss {
     connectionString: url,
     application_name: `dataset-service-${role}-queue`,
     max: role === 'worker' ? 4 : 2,
+    // Workers are woken by NOTIFY when a build is queued instead of waiting for their next poll.
+    useListenNotify: role === 'worker',
     schedule: role === 'worker',
     supervise: role === 'worker',
   });
@@ -24,8 +31,24 @@ export function createBoss(url: string, role: BossRole, log: Logger): PgBoss {
   return boss;
 }
 
-/** Creates the queues this release uses (idempotent) and the schedules the worker keeps. */
+/** Creates the queues this release uses (idempotent): producers and workers both call it. */
 export async function ensureQueues(boss: PgBoss): Promise<void> {
   await boss.createQueue(queues.purgeIdempotencyKeys, { retryLimit: 2, expireInSeconds: 300 });
+  await boss.createQueue(queues.buildVersionDead, { retentionSeconds: 30 * 24 * 3600 });
+  await boss.createQueue(queues.buildVersion, {
+    notify: true,
+    deadLetter: queues.buildVersionDead,
+    retryLimit: BUILD_RETRY_LIMIT,
+    retryDelay: 2,
+    retryBackoff: true,
+    retryDelayMax: 60,
+    // Large files take minutes; the heartbeat, not the expiry, catches a worker that died.
+    expireInSeconds: 4 * 3600,
+    heartbeatSeconds: 15,
+  });
+}
+
+/** The schedules the workers keep. */
+export async function ensureSchedules(boss: PgBoss): Promise<void> {
   await boss.schedule(queues.purgeIdempotencyKeys, '*/15 * * * *');
 }

@@ -87,7 +87,19 @@ describe('authentication filter (spec §5)', () => {
     const { createServer } = await import('node:http');
     const deadPool = createPool('postgres://nobody:none@127.0.0.1:9/none', 1, 'dead');
     const log = createLogger({ logLevel: 'silent' }, 'dead');
-    const server = createServer(createApp({ config: svc.config, pool: deadPool, log, meter: new UsageMeter(deadPool, log, 60_000) }));
+    const { PgBoss } = await import('pg-boss');
+    const { VersionOutcomes } = await import('../shared/versionOutcomes.ts');
+    const deadUrl = 'postgres://nobody:none@127.0.0.1:9/none';
+    const server = createServer(
+      createApp({
+        config: svc.config,
+        pool: deadPool,
+        log,
+        meter: new UsageMeter(deadPool, log, 60_000),
+        boss: new PgBoss(deadUrl),
+        outcomes: new VersionOutcomes(deadUrl, log),
+      }),
+    );
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
     try {

@@ -96,7 +96,7 @@ describe('operator command line', () => {
     try {
       const { createPool } = await import('../shared/db.ts');
       const pool = createPool(fresh.url, 2, 'test');
-      await pool.query('DROP TABLE schema_migrations, usage_counters, idempotency_keys, datasets, api_keys, memberships, people, accounts');
+      await pool.query('DROP SCHEMA public CASCADE; CREATE SCHEMA public');
       await pool.end();
       const [a, b] = await Promise.all([
         runScript('bin/release.ts', [], { DATABASE_URL: fresh.url }),
@@ -106,7 +106,7 @@ describe('operator command line', () => {
       const check = createPool(fresh.url, 1, 'test');
       const { rows } = await check.query('SELECT version FROM schema_migrations');
       await check.end();
-      expect(rows.map((r: { version: number }) => r.version)).to.deep.equal([1]);
+      expect(rows.map((r: { version: number }) => r.version)).to.deep.equal([1, 2]);
     } finally {
       await fresh.drop();
     }

@@ -4,8 +4,9 @@ import type { Config } from '../shared/config.ts';
 import { createPool, type Pool } from '../shared/db.ts';
 import type { Logger } from '../shared/log.ts';
 import { migrate } from '../shared/migrate.ts';
-import { createBoss, ensureQueues, queues } from '../shared/queue.ts';
+import { createBoss, ensureQueues, ensureSchedules, queues } from '../shared/queue.ts';
 import { UsageMeter } from '../shared/usage.ts';
+import { buildVersion } from './jobs/buildVersion.ts';
 import { purgeIdempotencyKeys } from './jobs/purgeIdempotencyKeys.ts';
 
 export type RunningWorker = { boss: PgBoss; pool: Pool; stop(): Promise<void> };
@@ -18,7 +19,13 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
     await migrate(pool);
     await boss.start();
     await ensureQueues(boss);
+    await ensureSchedules(boss);
     await boss.work(queues.purgeIdempotencyKeys, purgeIdempotencyKeys(pool, log));
+    await boss.work(
+      queues.buildVersion,
+      { batchSize: 1, localConcurrency: config.workerConcurrency, pollingIntervalSeconds: 0.5, notifyPollingIntervalSeconds: 0.5 },
+      buildVersion(pool, meter, log),
+    );
   } catch (error) {
     await boss.stop({ graceful: false }).catch(() => {});
     await pool.end();

@@ -1,0 +1,48 @@
+// PUT /uploads/{id}?expires=…&signature=…: the file of an upload URL, outside /v1. The signed URL
+// is the permission: no Authorization, no Idempotency-Key (a PUT of the same file is idempotent).
+import { z } from 'zod';
+import { deleteBlob, writeBlob } from '../../../shared/blobs.ts';
+import { Problem } from '../../../shared/problems.ts';
+import { attachBlob, findUpload, signatureValid, signingSecret } from '../../../shared/uploads.ts';
+import { defineOperation } from '../../operation.ts';
+
+const forbidden = () => new Problem('forbidden', 'The upload URL is not valid or has expired. Request a new one.');
+const used = () => new Problem('conflict', 'This upload was already used by a version; request a new upload URL.');
+
+export default defineOperation({
+  operationId: 'putUpload',
+  method: 'put',
+  path: '/uploads/:uploadId',
+  surface: 'public',
+  tags: ['Uploads'],
+  summary: 'Upload the file to a signed URL',
+  description: 'The raw file as the body. 403 for a bad or expired signature, 413 over maxBytes, 409 once the upload was used.',
+  params: z.object({ uploadId: z.string().min(1).max(100) }),
+  query: z.object({ expires: z.string().optional(), signature: z.string().optional() }),
+  otherBodies: { 'text/csv': { schema: z.string().meta({ description: 'The CSV file.' }) } },
+  responses: {
+    200: {
+      description: 'Stored.',
+      schema: z.object({ id: z.string(), status: z.literal('uploaded'), bytes: z.number().int(), sha256: z.string() }),
+    },
+  },
+  problems: ['forbidden', 'payload-too-large', 'conflict'],
+  async handle({ req, res, deps, params, query }) {
+    const secret = await signingSecret(deps.pool);
+    if (!signatureValid(secret, params.uploadId, query.expires, query.signature)) throw forbidden();
+    const upload = await findUpload(deps.pool, params.uploadId);
+    if (!upload) throw forbidden();
+    if (upload.status === 'used') throw used();
+    if (Number(req.get('content-length')) > upload.maxBytes) {
+      throw new Problem('payload-too-large', `The file is larger than the limit of ${upload.maxBytes} bytes.`);
+    }
+    const blob = await writeBlob(deps.pool, req, upload.maxBytes);
+    const attached = await attachBlob(deps.pool, upload.id, blob);
+    if (!attached) {
+      await deleteBlob(deps.pool, blob.id);
+      throw used();
+    }
+    if (attached.previousBlobId) await deleteBlob(deps.pool, attached.previousBlobId);
+    res.json({ id: upload.id, status: 'uploaded', bytes: blob.bytes, sha256: blob.sha256.toString('hex') });
+  },
+});

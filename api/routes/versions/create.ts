@@ -1,0 +1,135 @@
+// POST /v1/datasets/{id}/versions: the file itself (text/csv, streamed), multipart/form-data with
+// the file in `file`, or JSON {uploadId}. The version and its build job are written in one
+// transaction; then the request waits for the outcome up to `Prefer: wait=N` seconds.
+import type { Request, Response } from 'express';
+import multer from 'multer';
+import { z } from 'zod';
+import { deleteBlob, type StoredBlob, writeBlob } from '../../../shared/blobs.ts';
+import { datasetNotFound, findDataset } from '../../../shared/datasets.ts';
+import { withTransaction } from '../../../shared/db.ts';
+import { badRequest, Problem } from '../../../shared/problems.ts';
+import { useUpload } from '../../../shared/uploads.ts';
+import { createVersion, FINISHED, findVersion } from '../../../shared/versions.ts';
+import { parseOrThrow, readJsonBody } from '../../body.ts';
+import { defineOperation, type Deps } from '../../operation.ts';
+import { tenantOf } from '../../principal.ts';
+import { requestPath } from '../../problemResponses.ts';
+import { DatasetIdParams } from '../datasets/schemas.ts';
+import { problemOf, renderVersion, VersionSchema } from './render.ts';
+
+const DEFAULT_WAIT_S = 30;
+const MAX_WAIT_S = 300;
+
+export const FromUploadBody = z.strictObject({ uploadId: z.string().min(1).max(100) }).meta({ id: 'CreateVersionFromUpload' });
+
+/** `Prefer: wait=N` (RFC 7240): 0 allowed, above 300 counts as 300, default 30. */
+export function preferredWait(header: string | undefined): number {
+  const match = /(?:^|[,;\s])wait\s*=\s*"?(\d+)"?/i.exec(header ?? '');
+  return match ? Math.min(Number(match[1]), MAX_WAIT_S) : DEFAULT_WAIT_S;
+}
+
+const tooLarge = (max: number) => new Problem('payload-too-large', `The file is larger than the limit of ${max} bytes.`);
+
+function multipartFile(req: Request, res: Response, deps: Deps): Promise<StoredBlob> {
+  const max = deps.config.maxUploadBytes;
+  const storage: multer.StorageEngine = {
+    _handleFile: (_req, file, done) => {
+      writeBlob(deps.pool, file.stream, max).then((blob) => done(null, { blob } as Partial<Express.Multer.File>), done);
+    },
+    _removeFile: (_req, file, done) => {
+      const blob = (file as unknown as { blob?: StoredBlob }).blob;
+      (blob ? deleteBlob(deps.pool, blob.id) : Promise.resolve()).then(() => done(null), done);
+    },
+  };
+  const upload = multer({ storage, limits: { files: 1, fields: 20, fileSize: max } }).single('file');
+  return new Promise((resolve, reject) => {
+    upload(req, res, (error: unknown) => {
+      if (error instanceof multer.MulterError) {
+        if (error.code === 'LIMIT_FILE_SIZE') return reject(tooLarge(max));
+        return reject(badRequest('The multipart body is not valid.', [{ field: error.field ?? 'file', code: 'invalid', message: error.message }]));
+      }
+      if (error) return reject(error);
+      const blob = (req.file as unknown as { blob?: StoredBlob } | undefined)?.blob;
+      if (!blob) return reject(badRequest('The multipart body has no file.', [{ field: 'file', code: 'required', message: 'Send the CSV file in the form field "file".' }]));
+      resolve(blob);
+    });
+  });
+}
+
+/** The file to build, as a stored blob (or the upload it comes from). */
+async function receiveFile(req: Request, res: Response, deps: Deps, datasetId: string): Promise<{ blob: { id: string; bytes: number }; uploadId?: string }> {
+  const max = deps.config.maxUploadBytes;
+  if (req.is('text/csv')) {
+    if (Number(req.get('content-length')) > max) throw tooLarge(max);
+    return { blob: await writeBlob(deps.pool, req, max) };
+  }
+  if (req.is('multipart/form-data')) return { blob: await multipartFile(req, res, deps) };
+  if (req.is('application/json')) {
+    const { uploadId } = parseOrThrow(FromUploadBody, await readJsonBody(req), 'request body');
+    return { blob: { id: '', bytes: 0 }, uploadId };
+  }
+  throw new Problem('unsupported-media-type', 'Send the file as text/csv, as multipart/form-data in the field "file", or JSON {"uploadId": …}.');
+}
+
+export default defineOperation({
+  operationId: 'createVersion',
+  method: 'post',
+  path: '/v1/datasets/:id/versions',
+  surface: 'v1',
+  tags: ['Versions'],
+  summary: 'Create a version from a contract file',
+  description:
+    'Uploads a CSV file of contract rows (or names an upload made through an upload URL) and builds it into a version. ' +
+    'The request waits for the build up to `Prefer: wait=N` seconds (default 30, at most 300, 0 allowed): 201 when the version is ' +
+    'active, 422 `ingest-validation-failed` listing every row error (nothing is written), or 202 while it is still building, ' +
+    'with Location to follow.',
+  params: DatasetIdParams,
+  otherBodies: {
+    'text/csv': { schema: z.string().meta({ description: 'The CSV file itself, streamed.' }) },
+    'multipart/form-data': { schema: z.object({ file: z.string().meta({ format: 'binary' }) }) },
+    'application/json': { schema: FromUploadBody },
+  },
+  responses: {
+    201: { description: 'The version, active (or superseded when a newer version became active first).', schema: VersionSchema, headers: { Location: 'URL of the version.', 'Preference-Applied': 'wait=N' } },
+    202: { description: 'Still queued or building; poll Location.', schema: VersionSchema, headers: { Location: 'URL of the version.', 'Preference-Applied': 'wait=N' } },
+  },
+  problems: ['not-found', 'bad-request', 'conflict', 'ingest-validation-failed', 'payload-too-large', 'unsupported-media-type'],
+  async handle({ req, res, deps, params }) {
+    const tenant = tenantOf(res);
+    const dataset = await findDataset(deps.pool, tenant, params.id);
+    if (!dataset) throw datasetNotFound(params.id);
+    const wait = preferredWait(req.get('prefer'));
+    const file = await receiveFile(req, res, deps, dataset.id);
+
+    const created = await withTransaction(deps.pool, async (client) => {
+      let blob = file.blob;
+      if (file.uploadId) {
+        const used = await useUpload(client, file.uploadId, dataset.id);
+        if ('refused' in used) {
+          if (used.refused === 'missing') throw new Problem('not-found', `No upload with id ${JSON.stringify(file.uploadId)} exists for this dataset.`);
+          throw new Problem('conflict', used.refused === 'used' ? 'This upload was already used by a version.' : 'This upload has no file yet: PUT the file to its URL first.');
+        }
+        blob = { id: used.blobId, bytes: used.bytes };
+      }
+      return createVersion(client, deps.boss, {
+        datasetId: dataset.id,
+        blobId: blob.id,
+        bytesTotal: blob.bytes,
+        requestPath: requestPath(req),
+        ...(file.uploadId && { uploadId: file.uploadId }),
+      });
+    });
+
+    let version = created;
+    await deps.outcomes.waitFor(created.id, wait * 1000, async () => {
+      version = (await findVersion(deps.pool, tenant, dataset.id, created.id)) ?? version;
+      return FINISHED.includes(version.status);
+    });
+
+    res.set('Preference-Applied', `wait=${wait}`);
+    const location = `${deps.config.baseUrl}/v1/datasets/${dataset.id}/versions/${version.id}`;
+    const body = await renderVersion(deps.pool, version, deps.config.errorsBase);
+    if (version.status === 'failed' && body.problem) throw problemOf(body.problem);
+    res.status(FINISHED.includes(version.status) ? 201 : 202).location(location).json(body);
+  },
+});

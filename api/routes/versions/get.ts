@@ -1,0 +1,23 @@
+import { z } from 'zod';
+import { findVersion, versionNotFound } from '../../../shared/versions.ts';
+import { defineOperation } from '../../operation.ts';
+import { tenantOf } from '../../principal.ts';
+import { renderVersion, VersionSchema } from './render.ts';
+
+export default defineOperation({
+  operationId: 'getVersion',
+  method: 'get',
+  path: '/v1/datasets/:id/versions/:versionId',
+  surface: 'v1',
+  tags: ['Versions'],
+  summary: 'Retrieve a version',
+  description: 'The version with its status and progress; a failed version carries its 422 problem document with every row error.',
+  params: z.object({ id: z.string().min(1).max(100), versionId: z.string().min(1).max(100) }),
+  responses: { 200: { description: 'The version.', schema: VersionSchema } },
+  problems: ['not-found'],
+  async handle({ res, deps, params }) {
+    const version = await findVersion(deps.pool, tenantOf(res), params.id, params.versionId);
+    if (!version) throw versionNotFound(params.versionId);
+    res.json(await renderVersion(deps.pool, version, deps.config.errorsBase));
+  },
+});

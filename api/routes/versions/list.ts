@@ -1,0 +1,28 @@
+import { datasetNotFound, findDataset } from '../../../shared/datasets.ts';
+import { listVersions } from '../../../shared/versions.ts';
+import { defineOperation } from '../../operation.ts';
+import { tenantOf } from '../../principal.ts';
+import { listOf, PaginationQuery } from '../../schemas.ts';
+import { DatasetIdParams } from '../datasets/schemas.ts';
+import { renderVersion, VersionSchema } from './render.ts';
+
+export default defineOperation({
+  operationId: 'listVersions',
+  method: 'get',
+  path: '/v1/datasets/:id/versions',
+  surface: 'v1',
+  tags: ['Versions'],
+  summary: 'List versions',
+  description: 'The versions of a dataset, newest first.',
+  params: DatasetIdParams,
+  query: PaginationQuery,
+  responses: { 200: { description: 'A page of versions.', schema: listOf(VersionSchema, 'VersionList') } },
+  problems: ['not-found', 'bad-request'],
+  async handle({ res, deps, params, query }) {
+    const dataset = await findDataset(deps.pool, tenantOf(res), params.id);
+    if (!dataset) throw datasetNotFound(params.id);
+    const page = await listVersions(deps.pool, dataset.id, query);
+    const data = await Promise.all(page.versions.map((v) => renderVersion(deps.pool, v, deps.config.errorsBase)));
+    res.json({ object: 'list', data, nextCursor: page.nextCursor });
+  },
+});

@@ -1,0 +1,65 @@
+// The version object and its 422 problem document, as the API shows them.
+import { z } from 'zod';
+import type { Queryable } from '../../../shared/db.ts';
+import { Problem, problemTypes } from '../../../shared/problems.ts';
+import { type VersionRecord, versionErrors } from '../../../shared/versions.ts';
+
+export const RowErrorSchema = z.object({
+  row: z.number().int().meta({ description: 'Row number as a spreadsheet shows it; the header is row 1.' }),
+  field: z.string().meta({ description: 'The column, or * for the whole row.' }),
+  code: z.string().meta({ description: 'Stable code: required, not_a_date, not_a_number, negative, not_a_currency, too_long, duplicate, end_before_start, missing_column, malformed_row, empty_file, not_utf8.' }),
+  message: z.string(),
+});
+
+export const VersionSchema = z
+  .object({
+    id: z.string(),
+    object: z.literal('version'),
+    datasetId: z.string(),
+    status: z.enum(['queued', 'building', 'active', 'superseded', 'failed']),
+    rowCount: z.number().int().nullable(),
+    contributingRowCount: z.number().int().nullable(),
+    progress: z.object({ rowsProcessed: z.number().int(), bytesProcessed: z.number().int(), bytesTotal: z.number().int().nullable() }),
+    problem: z.object({}).passthrough().nullable().meta({ description: 'The 422 problem document when failed, else null.' }),
+    createdAt: z.string().meta({ format: 'date-time' }),
+    completedAt: z.string().nullable().meta({ format: 'date-time' }),
+  })
+  .meta({ id: 'Version' });
+
+/** The problem of a failed version: 422 ingest-validation-failed with every row error, or a 500. */
+export async function versionProblem(db: Queryable, version: VersionRecord, errorsBase: string): Promise<Record<string, unknown> | null> {
+  const stored = version.problem;
+  if (version.status !== 'failed' || !stored) return null;
+  const t = problemTypes[stored.type];
+  return {
+    type: `${errorsBase}/${stored.type}`,
+    title: t.title,
+    status: t.status,
+    detail: stored.detail,
+    instance: version.requestPath,
+    ...(stored.type === 'ingest-validation-failed' && { errors: await versionErrors(db, version.id) }),
+    versionId: version.id,
+  };
+}
+
+export async function renderVersion(db: Queryable, version: VersionRecord, errorsBase: string) {
+  return {
+    id: version.id,
+    object: 'version' as const,
+    datasetId: version.datasetId,
+    status: version.status,
+    rowCount: version.rowCount,
+    contributingRowCount: version.contributingRowCount,
+    progress: { rowsProcessed: version.rowsProcessed, bytesProcessed: version.bytesProcessed, bytesTotal: version.bytesTotal },
+    problem: await versionProblem(db, version, errorsBase),
+    createdAt: version.createdAt.toISOString(),
+    completedAt: version.completedAt?.toISOString() ?? null,
+  };
+}
+
+/** The failed version's problem as something to throw (rendered at the request path). */
+export function problemOf(document: Record<string, unknown>): Problem {
+  const { type, title: _title, status: _status, detail, instance: _instance, ...extensions } = document;
+  const name = String(type).split('/').at(-1) as 'ingest-validation-failed' | 'internal';
+  return new Problem(name, String(detail), { extensions });
+}

@@ -1,0 +1,154 @@
+// Metrics and catalog (contract "Metrics and catalog" and its fine points): computed in SQL
+// inside the build's transaction, stored with the version, and each read back with one query.
+import type { Queryable } from './db.ts';
+import type { Tenant } from './datasets.ts';
+
+const CONTRIBUTING = 'start_date IS NOT NULL AND end_date IS NOT NULL AND amount > 0 AND currency IS NOT NULL';
+
+/**
+ * Computes and stores the version's reads. Monthly figures use difference arrays over month
+ * intervals (an event where a contract or a customer's run of months starts and one after it
+ * ends), so the cost grows with the rows, not with rows times months.
+ */
+export async function computeReads(db: Queryable, versionId: string): Promise<{ rowCount: number; contributing: number }> {
+  await db.query(
+    `CREATE TEMP TABLE build_rows ON COMMIT DROP AS
+     SELECT contract_id, customer, product, start_date, end_date, amount, currency FROM contract_rows WHERE version_id = $1`,
+    [versionId],
+  );
+  await db.query('ANALYZE build_rows');
+
+  await db.query(
+    `WITH c AS (
+       SELECT customer, currency,
+              (extract(year FROM start_date) * 12 + extract(month FROM start_date) - 1)::int AS sm,
+              (extract(year FROM end_date) * 12 + extract(month FROM end_date) - 1)::int AS em,
+              amount / ((end_date - start_date + 1) / (365.25 / 12)) AS monthly
+       FROM build_rows WHERE ${CONTRIBUTING}
+     ),
+     bounds AS (SELECT currency, min(sm) AS lo, least(max(em) + 1, min(sm) + 599) AS hi FROM c GROUP BY currency),
+     contract_events AS (
+       SELECT currency, m, sum(dc) AS dc, sum(dv) AS dv FROM (
+         SELECT currency, sm AS m, 1 AS dc, monthly AS dv FROM c
+         UNION ALL SELECT currency, em + 1, -1, -monthly FROM c
+       ) e GROUP BY currency, m
+     ),
+     ordered AS (
+       SELECT currency, customer, sm, em,
+              max(em) OVER (PARTITION BY currency, customer ORDER BY sm, em ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reach
+       FROM c
+     ),
+     islands AS (
+       SELECT currency, customer, sm, em,
+              count(*) FILTER (WHERE reach IS NULL OR sm > reach + 1) OVER (PARTITION BY currency, customer ORDER BY sm, em) AS island
+       FROM ordered
+     ),
+     runs AS (SELECT currency, customer, min(sm) AS sm, max(em) AS em FROM islands GROUP BY currency, customer, island),
+     customer_events AS (
+       SELECT currency, m, sum(dc) AS dc, sum(churn) AS churned FROM (
+         SELECT currency, sm AS m, 1 AS dc, 0 AS churn FROM runs
+         UNION ALL SELECT currency, em + 1, -1, 1 FROM runs
+       ) e GROUP BY currency, m
+     ),
+     firsts AS (SELECT currency, m, count(*) AS n FROM (SELECT currency, min(sm) AS m FROM runs GROUP BY currency, customer) f GROUP BY currency, m),
+     series AS (SELECT b.currency, gs.m FROM bounds b, generate_series(b.lo, b.hi) AS gs(m))
+     INSERT INTO version_monthly (version_id, currency, month, active_contracts, active_customers, mrr, new_customers, churned_customers)
+     SELECT $1, s.currency, make_date(s.m / 12, s.m % 12 + 1, 1),
+            sum(coalesce(ce.dc, 0)) OVER w, sum(coalesce(cu.dc, 0)) OVER w, sum(coalesce(ce.dv, 0)) OVER w,
+            coalesce(f.n, 0), coalesce(cu.churned, 0)
+     FROM series s
+     LEFT JOIN contract_events ce ON ce.currency = s.currency AND ce.m = s.m
+     LEFT JOIN customer_events cu ON cu.currency = s.currency AND cu.m = s.m
+     LEFT JOIN firsts f ON f.currency = s.currency AND f.m = s.m
+     WINDOW w AS (PARTITION BY s.currency ORDER BY s.m)`,
+    [versionId],
+  );
+
+  const { rows } = await db.query<{ total: number; contributing: number }>(
+    `WITH summary AS (
+       SELECT count(*) AS total,
+              count(*) FILTER (WHERE ${CONTRIBUTING}) AS contributing,
+              count(*) FILTER (WHERE start_date IS NULL) AS ex_start,
+              count(*) FILTER (WHERE end_date IS NULL) AS ex_end,
+              count(*) FILTER (WHERE amount IS NULL OR amount = 0) AS ex_amount,
+              count(*) FILTER (WHERE currency IS NULL) AS ex_currency
+       FROM build_rows
+     ),
+     currencies AS (
+       SELECT coalesce(json_agg(json_build_object('currency', currency, 'contracts', contracts, 'customers', customers,
+                'totalValue', total_value::numeric(30, 2)::text) ORDER BY currency), '[]'::json) AS doc
+       FROM (SELECT currency, count(*) AS contracts, count(DISTINCT customer) AS customers, sum(amount) AS total_value
+             FROM build_rows WHERE ${CONTRIBUTING} GROUP BY currency) x
+     ),
+     fields AS (
+       SELECT json_build_array(
+         json_build_object('name', 'contractId', 'type', 'string', 'gating', false, 'present', count(contract_id),
+           'distinct', (SELECT count(*) FROM (SELECT DISTINCT contract_id FROM build_rows WHERE contract_id IS NOT NULL) d), 'min', null, 'max', null),
+         json_build_object('name', 'customer', 'type', 'string', 'gating', false, 'present', count(customer),
+           'distinct', (SELECT count(*) FROM (SELECT DISTINCT customer FROM build_rows) d), 'min', null, 'max', null),
+         json_build_object('name', 'product', 'type', 'string', 'gating', false, 'present', count(product),
+           'distinct', (SELECT count(*) FROM (SELECT DISTINCT product FROM build_rows WHERE product IS NOT NULL) d), 'min', null, 'max', null),
+         json_build_object('name', 'startDate', 'type', 'date', 'gating', true, 'present', count(start_date),
+           'distinct', (SELECT count(*) FROM (SELECT DISTINCT start_date FROM build_rows WHERE start_date IS NOT NULL) d),
+           'min', to_char(min(start_date), 'YYYY-MM-DD'), 'max', to_char(max(start_date), 'YYYY-MM-DD')),
+         json_build_object('name', 'endDate', 'type', 'date', 'gating', true, 'present', count(end_date),
+           'distinct', (SELECT count(*) FROM (SELECT DISTINCT end_date FROM build_rows WHERE end_date IS NOT NULL) d),
+           'min', to_char(min(end_date), 'YYYY-MM-DD'), 'max', to_char(max(end_date), 'YYYY-MM-DD')),
+         json_build_object('name', 'amount', 'type', 'decimal', 'gating', true, 'present', count(amount),
+           'distinct', (SELECT count(*) FROM (SELECT DISTINCT amount FROM build_rows WHERE amount IS NOT NULL) d),
+           'min', min(amount)::text, 'max', max(amount)::text),
+         json_build_object('name', 'currency', 'type', 'currency', 'gating', true, 'present', count(currency),
+           'distinct', (SELECT count(*) FROM (SELECT DISTINCT currency FROM build_rows WHERE currency IS NOT NULL) d), 'min', null, 'max', null)
+       ) AS doc
+       FROM build_rows
+     ),
+     products AS (
+       SELECT coalesce(json_agg(json_build_object('product', product, 'contracts', contracts, 'customers', customers) ORDER BY product), '[]'::json) AS doc
+       FROM (SELECT product, count(*) AS contracts, count(DISTINCT customer) AS customers FROM build_rows WHERE product IS NOT NULL GROUP BY product) p
+     )
+     INSERT INTO version_reads (version_id, rows, currencies, catalog)
+     SELECT $1,
+            json_build_object('total', total, 'contributing', contributing,
+              'excluded', json_build_object('startDate', ex_start, 'endDate', ex_end, 'amount', ex_amount, 'currency', ex_currency)),
+            currencies.doc,
+            json_build_object('rowCount', total, 'fields', fields.doc, 'products', products.doc)
+     FROM summary, currencies, fields, products
+     RETURNING (rows->>'total')::bigint AS total, (rows->>'contributing')::bigint AS contributing`,
+    [versionId],
+  );
+  return { rowCount: rows[0]!.total, contributing: rows[0]!.contributing };
+}
+
+const monthStart = (month: string | undefined) => (month ? `${month}-01` : null);
+
+/** The active version's metrics, or undefined (missing dataset, or none active: the same 404). */
+export async function readMetrics(db: Queryable, tenant: Tenant, datasetId: string, range: { from?: string | undefined; to?: string | undefined }) {
+  const { rows } = await db.query<{ doc: unknown }>(
+    `SELECT json_build_object(
+       'object', 'metrics', 'datasetId', d.id, 'versionId', d.active_version_id,
+       'rows', r.rows, 'currencies', r.currencies,
+       'monthly', coalesce((
+         SELECT json_agg(json_build_object('month', to_char(m.month, 'YYYY-MM'), 'currency', m.currency,
+                  'activeContracts', m.active_contracts, 'activeCustomers', m.active_customers,
+                  'mrr', round(m.mrr, 2)::numeric(30, 2)::text, 'newCustomers', m.new_customers,
+                  'churnedCustomers', m.churned_customers) ORDER BY m.month, m.currency)
+         FROM version_monthly m
+         WHERE m.version_id = d.active_version_id
+           AND ($4::date IS NULL OR m.month >= $4) AND ($5::date IS NULL OR m.month <= $5)), '[]'::json)) AS doc
+     FROM datasets d JOIN version_reads r ON r.version_id = d.active_version_id
+     WHERE d.id = $1 AND d.account_id = $2 AND d.mode = $3`,
+    [datasetId, tenant.accountId, tenant.mode, monthStart(range.from), monthStart(range.to)],
+  );
+  return rows[0]?.doc;
+}
+
+export async function readCatalog(db: Queryable, tenant: Tenant, datasetId: string) {
+  const { rows } = await db.query<{ doc: unknown }>(
+    `SELECT json_build_object('object', 'catalog', 'datasetId', d.id, 'versionId', d.active_version_id,
+       'rowCount', r.catalog->'rowCount', 'fields', r.catalog->'fields', 'products', r.catalog->'products') AS doc
+     FROM datasets d JOIN version_reads r ON r.version_id = d.active_version_id
+     WHERE d.id = $1 AND d.account_id = $2 AND d.mode = $3`,
+    [datasetId, tenant.accountId, tenant.mode],
+  );
+  return rows[0]?.doc;
+}

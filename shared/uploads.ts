@@ -1,0 +1,121 @@
+// Upload URLs: a pending upload, a signed PUT URL for it (HMAC over id and expiry with the
+// installation's signing secret), the file streamed into the blob store, then used once.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { Queryable } from './db.ts';
+import { newId } from './ids.ts';
+
+export const UPLOAD_URL_TTL_SECONDS = 3600;
+
+export type UploadRecord = {
+  id: string;
+  datasetId: string;
+  status: 'pending' | 'uploaded' | 'used';
+  filename: string | null;
+  contentType: string;
+  maxBytes: number;
+  blobId: string | null;
+  bytes: number | null;
+  sha256: Buffer | null;
+  expiresAt: Date;
+  createdAt: Date;
+};
+
+type Row = {
+  id: string;
+  dataset_id: string;
+  status: UploadRecord['status'];
+  filename: string | null;
+  content_type: string;
+  max_bytes: number;
+  blob_id: string | null;
+  bytes: number | null;
+  sha256: Buffer | null;
+  expires_at: Date;
+  created_at: Date;
+};
+
+const toRecord = (r: Row): UploadRecord => ({
+  id: r.id,
+  datasetId: r.dataset_id,
+  status: r.status,
+  filename: r.filename,
+  contentType: r.content_type,
+  maxBytes: r.max_bytes,
+  blobId: r.blob_id,
+  bytes: r.bytes,
+  sha256: r.sha256,
+  expiresAt: r.expires_at,
+  createdAt: r.created_at,
+});
+
+const secrets = new WeakMap<object, Promise<Buffer>>();
+/** The installation's URL signing secret (made by migration 002), read once per pool. */
+export function signingSecret(db: Queryable): Promise<Buffer> {
+  let secret = secrets.get(db);
+  if (!secret) {
+    secret = db
+      .query<{ value: Buffer }>(`SELECT value FROM service_secrets WHERE name = 'upload_url_signing'`)
+      .then((r) => r.rows[0]!.value);
+    secret.catch(() => secrets.delete(db));
+    secrets.set(db, secret);
+  }
+  return secret;
+}
+
+const sign = (secret: Buffer, id: string, expires: number) => createHmac('sha256', secret).update(`${id}.${expires}`).digest('base64url');
+
+export function signedPath(secret: Buffer, id: string, expires: number): string {
+  return `/uploads/${id}?expires=${expires}&signature=${sign(secret, id, expires)}`;
+}
+
+/** True for a signature made by us for this id and expiry, when the expiry has not passed. */
+export function signatureValid(secret: Buffer, id: string, expires: string | undefined, signature: string | undefined, now = Date.now()): boolean {
+  if (!expires || !signature || !/^\d{1,12}$/.test(expires)) return false;
+  const expected = Buffer.from(sign(secret, id, Number(expires)));
+  const given = Buffer.from(signature);
+  return given.length === expected.length && timingSafeEqual(given, expected) && Number(expires) * 1000 > now;
+}
+
+export async function createUpload(
+  db: Queryable,
+  input: { datasetId: string; filename?: string | undefined; contentType: string; maxBytes: number },
+): Promise<UploadRecord> {
+  const { rows } = await db.query<Row>(
+    `INSERT INTO uploads (id, dataset_id, status, filename, content_type, max_bytes, expires_at)
+     VALUES ($1, $2, 'pending', $3, $4, $5, date_trunc('second', now()) + make_interval(secs => $6)) RETURNING *`,
+    [newId('upl'), input.datasetId, input.filename ?? null, input.contentType, input.maxBytes, UPLOAD_URL_TTL_SECONDS],
+  );
+  return toRecord(rows[0]!);
+}
+
+export async function findUpload(db: Queryable, id: string): Promise<UploadRecord | undefined> {
+  const { rows } = await db.query<Row>('SELECT * FROM uploads WHERE id = $1', [id]);
+  return rows[0] && toRecord(rows[0]);
+}
+
+/** Records the file of a pending or uploaded upload; undefined when it was used meanwhile. */
+export async function attachBlob(db: Queryable, id: string, blob: { id: string; bytes: number; sha256: Buffer }): Promise<{ previousBlobId: string | null } | undefined> {
+  const { rows } = await db.query<{ previous: string | null }>(
+    `UPDATE uploads u SET status = 'uploaded', blob_id = $2, bytes = $3, sha256 = $4, uploaded_at = now()
+     FROM (SELECT blob_id AS previous FROM uploads WHERE id = $1 FOR UPDATE) p
+     WHERE u.id = $1 AND u.status <> 'used' RETURNING p.previous`,
+    [id, blob.id, blob.bytes, blob.sha256],
+  );
+  return rows[0] && { previousBlobId: rows[0].previous };
+}
+
+/** Marks an uploaded file used by a version (once). The reason when it cannot be. */
+export async function useUpload(
+  db: Queryable,
+  id: string,
+  datasetId: string,
+): Promise<{ blobId: string; bytes: number } | { refused: 'missing' | 'used' | 'pending' }> {
+  const { rows } = await db.query<{ blob_id: string; bytes: number }>(
+    `UPDATE uploads SET status = 'used', used_at = now() WHERE id = $1 AND dataset_id = $2 AND status = 'uploaded' RETURNING blob_id, bytes`,
+    [id, datasetId],
+  );
+  if (rows[0]) return { blobId: rows[0].blob_id, bytes: rows[0].bytes };
+  const upload = await findUpload(db, id);
+  if (!upload || upload.datasetId !== datasetId) return { refused: 'missing' };
+  return { refused: upload.status === 'used' ? 'used' : 'pending' };
+}

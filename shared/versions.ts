@@ -1,0 +1,134 @@
+// Versions: created with their build job in one transaction, built by the worker, read by the API.
+import type { PgBoss } from 'pg-boss';
+import type { Client, Queryable } from './db.ts';
+import type { Tenant } from './datasets.ts';
+import { newId } from './ids.ts';
+import { Problem } from './problems.ts';
+import { queues } from './queue.ts';
+
+export type VersionStatus = 'queued' | 'building' | 'active' | 'superseded' | 'failed';
+export const FINISHED: readonly VersionStatus[] = ['active', 'superseded', 'failed'];
+
+/** What a failed version stores; the full problem document is rendered by the API. */
+export type StoredProblem = { type: 'ingest-validation-failed' | 'internal'; detail: string; errorCount: number };
+
+export type VersionRecord = {
+  id: string;
+  datasetId: string;
+  seq: number;
+  status: VersionStatus;
+  blobId: string | null;
+  requestPath: string;
+  bytesTotal: number | null;
+  rowsProcessed: number;
+  bytesProcessed: number;
+  rowCount: number | null;
+  contributingRowCount: number | null;
+  problem: StoredProblem | null;
+  createdAt: Date;
+  completedAt: Date | null;
+};
+
+type Row = {
+  id: string;
+  dataset_id: string;
+  seq: number;
+  status: VersionStatus;
+  blob_id: string | null;
+  request_path: string;
+  bytes_total: number | null;
+  rows_processed: number;
+  bytes_processed: number;
+  row_count: number | null;
+  contributing_row_count: number | null;
+  problem: StoredProblem | null;
+  created_at: Date;
+  completed_at: Date | null;
+};
+
+const COLUMNS = `v.id, v.dataset_id, v.seq, v.status, v.blob_id, v.request_path, v.bytes_total, v.rows_processed,
+  v.bytes_processed, v.row_count, v.contributing_row_count, v.problem, v.created_at, v.completed_at`;
+
+const toRecord = (r: Row): VersionRecord => ({
+  id: r.id,
+  datasetId: r.dataset_id,
+  seq: r.seq,
+  status: r.status,
+  blobId: r.blob_id,
+  requestPath: r.request_path,
+  bytesTotal: r.bytes_total,
+  rowsProcessed: r.rows_processed,
+  bytesProcessed: r.bytes_processed,
+  rowCount: r.row_count,
+  contributingRowCount: r.contributing_row_count,
+  problem: r.problem,
+  createdAt: r.created_at,
+  completedAt: r.completed_at,
+});
+
+export const versionNotFound = (id: string) => new Problem('not-found', `No version with id ${JSON.stringify(id)} exists.`);
+
+/** pg-boss enqueues through our transaction's client, so the job exists only if the version does. */
+const inTransaction = (client: Client) => ({ executeSql: (text: string, values?: unknown[]) => client.query(text, values) });
+
+export async function createVersion(
+  client: Client,
+  boss: PgBoss,
+  input: { datasetId: string; blobId: string; bytesTotal: number; requestPath: string; uploadId?: string },
+): Promise<VersionRecord> {
+  const { rows } = await client.query<Row>(
+    `INSERT INTO versions AS v (id, dataset_id, status, blob_id, upload_id, request_path, bytes_total)
+     VALUES ($1, $2, 'queued', $3, $4, $5, $6) RETURNING ${COLUMNS}`,
+    [newId('ver'), input.datasetId, input.blobId, input.uploadId ?? null, input.requestPath, input.bytesTotal],
+  );
+  const version = toRecord(rows[0]!);
+  await boss.send(queues.buildVersion, { versionId: version.id }, { db: inTransaction(client) });
+  return version;
+}
+
+export async function findVersion(db: Queryable, tenant: Tenant, datasetId: string, versionId: string): Promise<VersionRecord | undefined> {
+  const { rows } = await db.query<Row>(
+    `SELECT ${COLUMNS} FROM versions v JOIN datasets d ON d.id = v.dataset_id
+     WHERE v.id = $1 AND v.dataset_id = $2 AND d.account_id = $3 AND d.mode = $4`,
+    [versionId, datasetId, tenant.accountId, tenant.mode],
+  );
+  return rows[0] && toRecord(rows[0]);
+}
+
+export async function listVersions(
+  db: Queryable,
+  datasetId: string,
+  query: { limit: number; cursor?: string | undefined },
+): Promise<{ versions: VersionRecord[]; nextCursor: string | null }> {
+  const { rows } = await db.query<Row>(
+    `SELECT ${COLUMNS} FROM versions v
+     WHERE v.dataset_id = $1 AND ($2::text IS NULL OR v.seq < (SELECT seq FROM versions c WHERE c.id = $2 AND c.dataset_id = $1))
+     ORDER BY v.seq DESC LIMIT $3`,
+    [datasetId, query.cursor ?? null, query.limit + 1],
+  );
+  const versions = rows.slice(0, query.limit).map(toRecord);
+  return { versions, nextCursor: rows.length > query.limit ? versions.at(-1)!.id : null };
+}
+
+export type StoredRowError = { row: number; field: string; code: string; message: string };
+
+/** Every row error of a failed build, in row order. */
+export async function versionErrors(db: Queryable, versionId: string): Promise<StoredRowError[]> {
+  const { rows } = await db.query<StoredRowError>(
+    `SELECT row_number::int AS row, field, code, message FROM version_errors WHERE version_id = $1 ORDER BY row_number, seq`,
+    [versionId],
+  );
+  return rows;
+}
+
+/** For the worker: the version to build, whatever the tenant. */
+export async function versionForBuild(db: Queryable, versionId: string) {
+  const { rows } = await db.query<Row & { account_id: string; mode: 'test' | 'live' }>(
+    `SELECT ${COLUMNS}, d.account_id, d.mode FROM versions v JOIN datasets d ON d.id = v.dataset_id WHERE v.id = $1`,
+    [versionId],
+  );
+  const r = rows[0];
+  return r && { ...toRecord(r), accountId: r.account_id, mode: r.mode };
+}
+
+export const VERSION_FINISHED_CHANNEL = 'version_finished';
