@@ -1,0 +1,239 @@
+import { expect } from 'chai';
+import { codes, HEADER, newDataset, postCsv } from './support/ingest.ts';
+import { startService, type TestService } from './support/service.ts';
+
+describe('ingest: versions from CSV files', () => {
+  let svc: TestService;
+  let key: string;
+  before(async () => {
+    svc = await startService();
+    ({ key } = await svc.tenant());
+  });
+  after(() => svc.stop());
+
+  const rejected = async (csv: string | Buffer) => {
+    const reply = await postCsv(svc, key, await newDataset(svc, key), csv);
+    expect(reply.status, reply.text).to.equal(422);
+    return reply;
+  };
+
+  it('when a good file is posted as text/csv, then 201 answers the active version and the dataset serves it', async () => {
+    const ds = await newDataset(svc, key);
+    const reply = await postCsv(svc, key, ds, `${HEADER}\nc1,Acme,Pro,2026-01-01,2026-12-31,1200.00,EUR\n`);
+    expect(reply.status, reply.text).to.equal(201);
+    expect(reply.json).to.include({ object: 'version', datasetId: ds, status: 'active', rowCount: 1, contributingRowCount: 1, problem: null });
+    expect(reply.json.id).to.match(/^ver_/);
+    expect(reply.headers.get('location')).to.equal(`${svc.url}/v1/datasets/${ds}/versions/${reply.json.id}`);
+    expect(reply.headers.get('preference-applied')).to.equal('wait=30');
+    const dataset = await svc.request(`/v1/datasets/${ds}`, { key });
+    expect(dataset.json.activeVersionId).to.equal(reply.json.id);
+    const read = await svc.request(`/v1/datasets/${ds}/versions/${reply.json.id}`, { key });
+    expect(read.json).to.deep.equal(reply.json);
+  });
+
+  it('when rows are invalid, then 422 lists every problem with spreadsheet row numbers and the detail gives the count', async () => {
+    const csv = [
+      HEADER,
+      'c1,,Pro,2026-02-30,2026-01-01,1,5,EUR', // malformed: 8 cells
+      'c2,,Pro,2026-02-30,2025-01-01,12.345,XYZ',
+      'c3,Beta,Pro,2026-03-01,2026-02-01,-5,eur',
+      'c4,Gamma,,2026-01-01,2026-01-31,1e3,EUR',
+      'c5,Delta,,2026-01-01,2026-01-31,"1,5",EUR',
+      'c2,Eps,,2026-01-01,2026-01-31,5,EUR',
+    ].join('\n');
+    const reply = await rejected(csv);
+    expect(reply.json).to.include({ type: `${svc.config.errorsBase}/ingest-validation-failed`, title: 'Unprocessable Entity', status: 422 });
+    expect(reply.json.instance).to.match(/^\/v1\/datasets\/ds_\w+\/versions$/);
+    expect(reply.json.versionId).to.match(/^ver_/);
+    expect(codes(reply)).to.deep.equal([
+      '2:*:malformed_row',
+      '3:customer:required',
+      '3:startDate:not_a_date',
+      '3:amount:not_a_number',
+      '3:currency:not_a_currency',
+      '4:endDate:end_before_start',
+      '4:amount:negative',
+      '4:currency:not_a_currency',
+      '5:amount:not_a_number',
+      '6:amount:not_a_number',
+      '7:contractId:duplicate',
+    ]);
+    expect(reply.json.detail).to.match(/\b6 rows\b/).and.match(/nothing was written/);
+    for (const e of reply.json.errors) expect(e.message).to.be.a('string').and.not.equal('');
+  });
+
+  it('when text is over 200 characters, then too_long for customer, product and contractId', async () => {
+    const long = 'x'.repeat(201);
+    const reply = await rejected(`${HEADER}\n${long},${long},${long},,,,\nok,${'é'.repeat(200)},,,,,\n`);
+    expect(codes(reply)).to.deep.equal(['2:contractId:too_long', '2:customer:too_long', '2:product:too_long']);
+  });
+
+  it('when cells span lines and blank lines occur, then rows keep the numbers a spreadsheet shows', async () => {
+    const csv = `${HEADER}\nc1,"Multi\nline\nname",,,,,\n\nc3,,,,,,\n\r\n  ,  ,  ,  ,  ,  ,  \nc6,,,bad,,,\n`;
+    expect(codes(await rejected(csv))).to.deep.equal(['4:customer:required', '7:customer:required', '7:startDate:not_a_date']);
+  });
+
+  it('when the file has a BOM, CRLF, semicolons or tabs, mixed-case headers in any order and unknown columns, then it is read', async () => {
+    const files = [
+      '\uFEFFcustomer,amount,currency,startDate,endDate\r\nAcme,120,EUR,2026-01-01,2026-12-31\r\n',
+      'Currency;AMOUNT; Customer ;startdate;ENDDATE;notes\nEUR;120;Acme;2026-01-01;2026-12-31;"a; b"\n',
+      'customer\tamount\tcurrency\tstartDate\tendDate\tcolour\nAcme\t120\tEUR\t2026-01-01\t2026-12-31\tred\n',
+    ];
+    for (const csv of files) {
+      const ds = await newDataset(svc, key);
+      const reply = await postCsv(svc, key, ds, csv);
+      expect(reply.status, reply.text).to.equal(201);
+      expect(reply.json.contributingRowCount).to.equal(1);
+      const metrics = await svc.request(`/v1/datasets/${ds}/metrics`, { key });
+      expect(metrics.json.currencies).to.deep.equal([{ currency: 'EUR', contracts: 1, customers: 1, totalValue: '120.00' }]);
+    }
+  });
+
+  it('when the header has no customer column, then one missing_column entry', async () => {
+    expect(codes(await rejected('name,amount\nAcme,1\n,2\n'))).to.deep.equal(['1:customer:missing_column']);
+  });
+
+  it('when the file is empty, then empty_file; when bytes are not UTF-8, then not_utf8 for that row', async () => {
+    expect(codes(await rejected(''))).to.deep.equal(['1:*:empty_file']);
+    expect(codes(await rejected('\n\n'))).to.deep.equal(['1:*:empty_file']);
+    const latin1 = Buffer.concat([Buffer.from('customer,amount\nOk,1\nM'), Buffer.from([0xfc]), Buffer.from('ller,2\nAlso ok,3\n')]);
+    expect(codes(await rejected(latin1))).to.deep.equal(['3:*:not_utf8']);
+  });
+
+  it('when a valid row lacks a gating field or has amount 0, then it is stored, contributes nothing and is counted as excluded', async () => {
+    const ds = await newDataset(svc, key);
+    const csv = [
+      HEADER,
+      'a,A,,2026-01-01,2026-01-31,100,EUR',
+      'b,B,,,2026-01-31,100,EUR',
+      'c,C,,2026-01-01,,,EUR',
+      'd,D,,2026-01-01,2026-01-31,0,EUR',
+      'e,E,,2026-01-01,2026-01-31,100,',
+    ].join('\n');
+    const reply = await postCsv(svc, key, ds, csv);
+    expect(reply.status, reply.text).to.equal(201);
+    expect(reply.json).to.include({ rowCount: 5, contributingRowCount: 1 });
+    const metrics = await svc.request(`/v1/datasets/${ds}/metrics`, { key });
+    expect(metrics.json.rows).to.deep.equal({ total: 5, contributing: 1, excluded: { startDate: 1, endDate: 1, amount: 2, currency: 1 } });
+  });
+
+  it('when a file is rejected, then nothing is written: rows, active version, metrics and catalog stay as they were', async () => {
+    const ds = await newDataset(svc, key);
+    const good = await postCsv(svc, key, ds, `${HEADER}\nc1,Acme,Pro,2026-01-01,2026-12-31,1200,EUR\n`);
+    const before = {
+      metrics: (await svc.request(`/v1/datasets/${ds}/metrics`, { key })).text,
+      catalog: (await svc.request(`/v1/datasets/${ds}/catalog`, { key })).text,
+      rows: (await svc.db.query('SELECT count(*) FROM contract_rows')).rows[0].count,
+    };
+    const bad = await postCsv(svc, key, ds, `${HEADER}\nc9,New,Pro,2026-01-01,2026-12-31,5,EUR\nc10,,Pro,2026-01-01,2026-12-31,5,EUR\n`);
+    expect(bad.status).to.equal(422);
+    expect((await svc.request(`/v1/datasets/${ds}`, { key })).json.activeVersionId).to.equal(good.json.id);
+    expect((await svc.request(`/v1/datasets/${ds}/metrics`, { key })).text).to.equal(before.metrics);
+    expect((await svc.request(`/v1/datasets/${ds}/catalog`, { key })).text).to.equal(before.catalog);
+    expect((await svc.db.query('SELECT count(*) FROM contract_rows')).rows[0].count).to.equal(before.rows);
+    expect((await svc.db.query('SELECT count(*) FROM contract_rows WHERE version_id = $1', [bad.json.versionId])).rows[0].count).to.equal(0);
+    const failed = await svc.request(`/v1/datasets/${ds}/versions/${bad.json.versionId}`, { key });
+    expect(failed.json.status).to.equal('failed');
+    expect(failed.json.problem).to.deep.equal(bad.json);
+  });
+
+  it('when a 422 is retried with the same key and body, then it is replayed byte for byte', async () => {
+    const ds = await newDataset(svc, key);
+    const csv = `${HEADER}\nc1,,Pro,2026-01-01,2026-12-31,5,EUR\n`;
+    const first = await postCsv(svc, key, ds, csv, { idempotencyKey: 'bad-file-1' });
+    const again = await postCsv(svc, key, ds, csv, { idempotencyKey: 'bad-file-1' });
+    expect(first.status).to.equal(422);
+    expect(again.status).to.equal(422);
+    expect(again.text).to.equal(first.text);
+    expect(again.headers.get('idempotent-replayed')).to.equal('true');
+    const { rows } = await svc.db.query('SELECT count(*) FROM versions WHERE dataset_id = $1', [ds]);
+    expect(Number(rows[0].count)).to.equal(1);
+  });
+
+  it('when Prefer: wait=0, then 202 with Location and progress, and the version becomes active later', async () => {
+    const ds = await newDataset(svc, key);
+    const reply = await postCsv(svc, key, ds, `${HEADER}\nc1,Acme,,2026-01-01,2026-12-31,1,EUR\n`, { wait: 0 });
+    expect(reply.status).to.equal(202);
+    expect(reply.headers.get('preference-applied')).to.equal('wait=0');
+    expect(reply.json.status).to.be.oneOf(['queued', 'building']);
+    expect(reply.json.progress).to.have.keys('rowsProcessed', 'bytesProcessed', 'bytesTotal');
+    expect(reply.json.progress.bytesTotal).to.be.greaterThan(0);
+    const location = reply.headers.get('location')!;
+    let status = reply.json.status;
+    for (let i = 0; i < 100 && status !== 'active'; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      status = (await svc.request(location.slice(svc.url.length), { key })).json.status;
+    }
+    expect(status).to.equal('active');
+  });
+
+  it('when two builds race on one dataset, then they end in creation order: the older never replaces the newer', async () => {
+    const ds = await newDataset(svc, key);
+    const older = await postCsv(svc, key, ds, `${HEADER}\nold,Old,,2026-01-01,2026-12-31,1,EUR\n`, { wait: 0 });
+    const newer = await postCsv(svc, key, ds, `${HEADER}\nnew,New,,2026-01-01,2026-12-31,1,EUR\n`, { wait: 0 });
+    // Build the newer one first by hand: the older build then finds a newer active version.
+    const { rows } = await svc.db.query('SELECT seq FROM versions WHERE id = ANY($1) ORDER BY seq', [[older.json.id, newer.json.id]]);
+    expect(rows).to.have.length(2);
+    let done = false;
+    for (let i = 0; i < 200 && !done; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      const statuses = await svc.db.query('SELECT id, status FROM versions WHERE dataset_id = $1', [ds]);
+      done = statuses.rows.every((r: { status: string }) => ['active', 'superseded'].includes(r.status));
+    }
+    const finalDataset = await svc.request(`/v1/datasets/${ds}`, { key });
+    expect(finalDataset.json.activeVersionId).to.equal(newer.json.id);
+    const old = await svc.request(`/v1/datasets/${ds}/versions/${older.json.id}`, { key });
+    expect(old.json.status).to.equal('superseded');
+    const list = await svc.request(`/v1/datasets/${ds}/versions`, { key });
+    expect(list.json.data.map((v: { id: string }) => v.id)).to.deep.equal([newer.json.id, older.json.id]);
+  });
+
+});
+
+describe('ingest: activation order', () => {
+  // No worker here: the test runs the real build handler itself, in the order it chooses.
+  let svc: TestService;
+  let key: string;
+  before(async () => {
+    svc = await startService({ worker: false });
+    ({ key } = await svc.tenant());
+  });
+  after(() => svc.stop());
+
+  it('when an older version finishes after a newer one became active, then it ends superseded and the dataset keeps the newer', async () => {
+    const { buildVersion } = await import('../worker/jobs/buildVersion.ts');
+    const { UsageMeter } = await import('../shared/usage.ts');
+    const { createLogger } = await import('../shared/log.ts');
+    const log = createLogger({ logLevel: 'silent' }, 'test');
+    const build = buildVersion(svc.db, new UsageMeter(svc.db, log, 60_000), log);
+    const run = (versionId: string) => build([{ data: { versionId }, retryCount: 0 } as never]);
+
+    const ds = await newDataset(svc, key);
+    const older = await postCsv(svc, key, ds, `${HEADER}
+a,A,,2026-01-01,2026-12-31,1,EUR
+`, { wait: 0 });
+    const newer = await postCsv(svc, key, ds, `${HEADER}
+b,B,,2026-01-01,2026-12-31,1,EUR
+`, { wait: 0 });
+    expect([older.status, newer.status]).to.deep.equal([202, 202]);
+
+    await run(newer.json.id);
+    await run(older.json.id);
+
+    const dataset = await svc.request(`/v1/datasets/${ds}`, { key });
+    expect(dataset.json.activeVersionId).to.equal(newer.json.id);
+    const old = await svc.request(`/v1/datasets/${ds}/versions/${older.json.id}`, { key });
+    expect(old.json.status).to.equal('superseded');
+    expect((await svc.db.query('SELECT count(*) FROM contract_rows WHERE version_id = $1', [older.json.id])).rows[0].count).to.equal(0);
+    const metrics = await svc.request(`/v1/datasets/${ds}/metrics`, { key });
+    expect(metrics.json.versionId).to.equal(newer.json.id);
+
+    // And in the natural order the newer one replaces the older, which then reads superseded.
+    const third = await postCsv(svc, key, ds, `${HEADER}
+c,C,,2026-01-01,2026-12-31,1,EUR
+`, { wait: 0 });
+    await run(third.json.id);
+    expect((await svc.request(`/v1/datasets/${ds}`, { key })).json.activeVersionId).to.equal(third.json.id);
+    expect((await svc.request(`/v1/datasets/${ds}/versions/${newer.json.id}`, { key })).json.status).to.equal('superseded');
+  });
+});

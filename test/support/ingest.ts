@@ -1,0 +1,21 @@
+import type { Reply, TestService } from './service.ts';
+
+export const HEADER = 'contractId,customer,product,startDate,endDate,amount,currency';
+
+export async function newDataset(svc: TestService, key: string, externalRef = `ds-${Math.random()}`): Promise<string> {
+  const reply = await svc.request('/v1/datasets', { key, json: { externalRef } });
+  if (reply.status !== 201) throw new Error(`dataset not created: ${reply.text}`);
+  return reply.json.id;
+}
+
+export function postCsv(svc: TestService, key: string, datasetId: string, csv: string | Buffer, options: { wait?: number; idempotencyKey?: string } = {}): Promise<Reply> {
+  return svc.request(`/v1/datasets/${datasetId}/versions`, {
+    key,
+    body: csv,
+    headers: { 'content-type': 'text/csv', ...(options.wait !== undefined && { prefer: `wait=${options.wait}` }) },
+    ...(options.idempotencyKey && { idempotencyKey: options.idempotencyKey }),
+  });
+}
+
+/** The error entries as "row:field:code" strings, in order. */
+export const codes = (reply: Reply): string[] => reply.json.errors.map((e: { row: number; field: string; code: string }) => `${e.row}:${e.field}:${e.code}`);
