@@ -23,7 +23,8 @@ export async function computeReads(db: Queryable, versionId: string): Promise<{ 
        SELECT customer, currency,
               (extract(year FROM start_date) * 12 + extract(month FROM start_date) - 1)::int AS sm,
               (extract(year FROM end_date) * 12 + extract(month FROM end_date) - 1)::int AS em,
-              amount / ((end_date - start_date + 1) / (365.25 / 12)) AS monthly
+              -- amount ÷ (days ÷ (365.25 / 12)), written with one division so that exact values stay exact
+              amount * 30.4375 / (end_date - start_date + 1) AS monthly
        FROM build_rows WHERE ${CONTRIBUTING}
      ),
      bounds AS (SELECT currency, min(sm) AS lo, least(max(em) + 1, min(sm) + 599) AS hi FROM c GROUP BY currency),

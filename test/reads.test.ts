@@ -1,0 +1,112 @@
+import { expect } from 'chai';
+import { HEADER, newDataset, postCsv } from './support/ingest.ts';
+import { startService, type TestService } from './support/service.ts';
+
+describe('metrics and catalog', () => {
+  let svc: TestService;
+  let key: string;
+  before(async () => {
+    svc = await startService();
+    ({ key } = await svc.tenant());
+  });
+  after(() => svc.stop());
+
+  it('when the dataset is missing or has no active version, then metrics and catalog answer the same 404', async () => {
+    const ds = await newDataset(svc, key);
+    for (const read of ['metrics', 'catalog']) {
+      const empty = await svc.request(`/v1/datasets/${ds}/${read}`, { key });
+      const missing = await svc.request(`/v1/datasets/ds_00000000000000000000/${read}`, { key });
+      expect(empty.status).to.equal(404);
+      expect(empty.json.type).to.equal(`${svc.config.errorsBase}/not-found`);
+      const { instance: a, ...restEmpty } = empty.json;
+      const { instance: b, ...restMissing } = missing.json;
+      expect(restEmpty).to.deep.equal(restMissing);
+      expect(a).to.equal(`/v1/datasets/${ds}/${read}`);
+      expect(b).to.equal(`/v1/datasets/ds_00000000000000000000/${read}`);
+    }
+    expect((await svc.request(`/v1/datasets/${ds}`, { key })).json.activeVersionId).to.equal(null);
+  });
+
+  it('when contracts are loaded, then the monthly series matches hand-computed values, churn and new customers', async () => {
+    const ds = await newDataset(svc, key);
+    const csv = [
+      HEADER,
+      // 1200 over 2026-01-01..2026-12-31: 365 days = 11.99178… months → 100.0685… a month.
+      'a1,Acme,Pro,2026-01-01,2026-12-31,1200.00,EUR',
+      // 300 over 2026-03-01..2026-05-31: 92 days = 3.02259… months → 99.2524… a month.
+      'b1,Beta,Lite,2026-03-01,2026-05-31,300.00,EUR',
+      // Beta again after a one-month gap: churns in June, is active again in July (not new).
+      'b2,Beta,Lite,2026-07-01,2026-07-31,31.00,EUR',
+      // 10 USD over one day: 1/30.4375 month → 304.375 a month.
+      'u1,Uno,,2026-02-10,2026-02-10,10.00,USD',
+    ].join('\n');
+    expect((await postCsv(svc, key, ds, csv)).status).to.equal(201);
+    const m = (await svc.request(`/v1/datasets/${ds}/metrics`, { key })).json;
+    expect(m.rows).to.deep.equal({ total: 4, contributing: 4, excluded: { startDate: 0, endDate: 0, amount: 0, currency: 0 } });
+    expect(m.currencies).to.deep.equal([
+      { currency: 'EUR', contracts: 3, customers: 2, totalValue: '1531.00' },
+      { currency: 'USD', contracts: 1, customers: 1, totalValue: '10.00' },
+    ]);
+    const eur = m.monthly.filter((r: { currency: string }) => r.currency === 'EUR');
+    const at = (month: string) => eur.find((r: { month: string }) => r.month === month);
+    expect(eur.map((r: { month: string }) => r.month)).to.deep.equal([
+      '2026-01', '2026-02', '2026-03', '2026-04', '2026-05', '2026-06', '2026-07', '2026-08', '2026-09', '2026-10', '2026-11', '2026-12', '2027-01',
+    ]);
+    expect(at('2026-01')).to.deep.include({ activeContracts: 1, activeCustomers: 1, mrr: '100.07', newCustomers: 1, churnedCustomers: 0 });
+    expect(at('2026-03')).to.deep.include({ activeContracts: 2, activeCustomers: 2, mrr: '199.32', newCustomers: 1, churnedCustomers: 0 });
+    expect(at('2026-06')).to.deep.include({ activeContracts: 1, activeCustomers: 1, mrr: '100.07', newCustomers: 0, churnedCustomers: 1 });
+    // July: 31 over 31 days = 1.01848… months → 30.4375 a month; with Acme 130.5060… → 130.51.
+    expect(at('2026-07')).to.deep.include({ activeContracts: 2, activeCustomers: 2, mrr: '130.51', newCustomers: 0, churnedCustomers: 0 });
+    expect(at('2026-08')).to.deep.include({ activeContracts: 1, activeCustomers: 1, newCustomers: 0, churnedCustomers: 1 });
+    expect(at('2027-01')).to.deep.include({ activeContracts: 0, activeCustomers: 0, mrr: '0.00', churnedCustomers: 1 });
+    const usd = m.monthly.filter((r: { currency: string }) => r.currency === 'USD');
+    expect(usd).to.deep.equal([
+      { month: '2026-02', currency: 'USD', activeContracts: 1, activeCustomers: 1, mrr: '304.38', newCustomers: 1, churnedCustomers: 0 },
+      { month: '2026-03', currency: 'USD', activeContracts: 0, activeCustomers: 0, mrr: '0.00', newCustomers: 0, churnedCustomers: 1 },
+    ]);
+    const sliced = (await svc.request(`/v1/datasets/${ds}/metrics?from=2026-06&to=2026-07`, { key })).json;
+    expect(sliced.monthly.map((r: { month: string; currency: string }) => `${r.month} ${r.currency}`)).to.deep.equal(['2026-06 EUR', '2026-07 EUR']);
+    const bad = await svc.request(`/v1/datasets/${ds}/metrics?from=2026-13`, { key });
+    expect(bad.status).to.equal(400);
+  });
+
+  it('when a figure ends in a half cent, then it rounds half-up', async () => {
+    const ds = await newDataset(svc, key);
+    // 0.25 over 2 days: 2/30.4375 months → 3.8046875 a month → 3.80; 0.45 over one day → 13.696875 → 13.70.
+    const csv = `${HEADER}\nr1,R,,2026-01-01,2026-01-02,0.25,EUR\nr2,S,,2026-01-05,2026-01-05,0.45,EUR\nr3,T,,2026-02-01,2026-02-28,0.02,EUR\n`;
+    expect((await postCsv(svc, key, ds, csv)).status).to.equal(201);
+    const m = (await svc.request(`/v1/datasets/${ds}/metrics`, { key })).json;
+    // January: 3.8046875 + 13.696875 = 17.5015625 → 17.50. February: 0.02 over 28 days = 0.0217410714… → 0.02.
+    expect(m.monthly.map((r: { mrr: string }) => r.mrr)).to.deep.equal(['17.50', '0.02', '0.00']);
+    // Exactly half a cent with an even digit before it, where half-up and half-even differ:
+    // 0.24 over one day = 0.24 × 30.4375 = 7.305 → 7.31 (half-even would give 7.30).
+    const ds2 = await newDataset(svc, key);
+    expect((await postCsv(svc, key, ds2, `${HEADER}\nh1,H,,2026-01-01,2026-01-01,0.24,EUR\n`)).status).to.equal(201);
+    expect((await svc.request(`/v1/datasets/${ds2}/metrics`, { key })).json.monthly[0].mrr).to.equal('7.31');
+  });
+
+  it('when the catalog is read, then each field has type, gating, present, distinct, min and max, and every product is listed', async () => {
+    const ds = await newDataset(svc, key);
+    const csv = [
+      HEADER,
+      'a,Acme,Pro,2026-01-01,2026-12-31,100,EUR',
+      'b,Acme,Lite,2026-02-01,2026-03-31,50.5,EUR',
+      'c,Beta,Pro,,2026-04-30,0,USD',
+      ',Gamma,,2025-12-01,,,',
+    ].join('\n');
+    expect((await postCsv(svc, key, ds, csv)).status).to.equal(201);
+    const c = (await svc.request(`/v1/datasets/${ds}/catalog`, { key })).json;
+    expect(c).to.include({ object: 'catalog', datasetId: ds, rowCount: 4 });
+    const f = Object.fromEntries(c.fields.map((x: { name: string }) => [x.name, x]));
+    expect(c.fields.map((x: { name: string }) => x.name)).to.deep.equal(['contractId', 'customer', 'product', 'startDate', 'endDate', 'amount', 'currency']);
+    expect(f.contractId).to.deep.equal({ name: 'contractId', type: 'string', gating: false, present: 3, distinct: 3, min: null, max: null });
+    expect(f.customer).to.include({ present: 4, distinct: 3 });
+    expect(f.startDate).to.deep.equal({ name: 'startDate', type: 'date', gating: true, present: 3, distinct: 3, min: '2025-12-01', max: '2026-02-01' });
+    expect(f.amount).to.deep.equal({ name: 'amount', type: 'decimal', gating: true, present: 3, distinct: 3, min: '0.00', max: '100.00' });
+    expect(f.currency).to.deep.equal({ name: 'currency', type: 'currency', gating: true, present: 3, distinct: 2, min: null, max: null });
+    expect(c.products).to.deep.equal([
+      { product: 'Lite', contracts: 1, customers: 1 },
+      { product: 'Pro', contracts: 2, customers: 2 },
+    ]);
+  });
+});
