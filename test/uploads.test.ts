@@ -1,0 +1,133 @@
+import { expect } from 'chai';
+import { HEADER, newDataset } from './support/ingest.ts';
+import { startService, type TestService } from './support/service.ts';
+
+const GOOD = `${HEADER}\nc1,Acme,Pro,2026-01-01,2026-12-31,1200.00,EUR\n`;
+
+describe('uploads: multipart bodies and upload URLs', () => {
+  let svc: TestService;
+  let key: string;
+  before(async () => {
+    svc = await startService({ env: { MAX_UPLOAD_BYTES: '4096' } });
+    ({ key } = await svc.tenant());
+  });
+  after(() => svc.stop());
+
+  const requestUpload = async (ds: string) => {
+    const reply = await svc.request(`/v1/datasets/${ds}/uploads`, { key, json: { filename: 'contracts.csv', contentType: 'text/csv' } });
+    expect(reply.status, reply.text).to.equal(201);
+    return reply.json;
+  };
+  const put = (url: string, body: string | Buffer) => fetch(url, { method: 'PUT', body, headers: { 'content-type': 'text/csv' } });
+
+  it('when the file is sent as multipart/form-data in the field "file", then it is built', async () => {
+    const ds = await newDataset(svc, key);
+    const form = new FormData();
+    form.append('file', new Blob([GOOD], { type: 'text/csv' }), 'contracts.csv');
+    const res = await fetch(`${svc.url}/v1/datasets/${ds}/versions`, { method: 'POST', body: form, headers: { authorization: `Bearer ${key}`, 'idempotency-key': 'mp-1' } });
+    const body = (await res.json()) as { status: string; rowCount: number };
+    expect(res.status).to.equal(201);
+    expect(body).to.include({ status: 'active', rowCount: 1 });
+  });
+
+  it('when the multipart body has no "file" field, then 400 bad-request', async () => {
+    const ds = await newDataset(svc, key);
+    const form = new FormData();
+    form.append('other', new Blob([GOOD]), 'contracts.csv');
+    const res = await fetch(`${svc.url}/v1/datasets/${ds}/versions`, { method: 'POST', body: form, headers: { authorization: `Bearer ${key}`, 'idempotency-key': 'mp-2' } });
+    expect(res.status).to.equal(400);
+  });
+
+  it('when an upload URL is requested, the file PUT to it and a version created from it, then it is built; the upload is used once', async () => {
+    const ds = await newDataset(svc, key);
+    const upload = await requestUpload(ds);
+    expect(upload).to.include({ object: 'upload', datasetId: ds, status: 'pending', method: 'PUT', maxBytes: 4096 });
+    expect(upload.id).to.match(/^upl_/);
+    expect(upload.url).to.match(new RegExp(`^${svc.url}/uploads/${upload.id}\\?expires=\\d+&signature=`));
+    const expiresIn = Date.parse(upload.expiresAt) - Date.now();
+    expect(expiresIn).to.be.within(3590_000, 3600_000);
+
+    const stored = await put(upload.url, GOOD);
+    expect(stored.status).to.equal(200);
+    const storedBody = (await stored.json()) as { id: string; status: string; bytes: number; sha256: string };
+    expect(storedBody).to.include({ id: upload.id, status: 'uploaded', bytes: Buffer.byteLength(GOOD) });
+    expect(storedBody.sha256).to.match(/^[0-9a-f]{64}$/);
+
+    const version = await svc.request(`/v1/datasets/${ds}/versions`, { key, json: { uploadId: upload.id } });
+    expect(version.status, version.text).to.equal(201);
+    expect(version.json).to.include({ status: 'active', rowCount: 1 });
+
+    const again = await svc.request(`/v1/datasets/${ds}/versions`, { key, json: { uploadId: upload.id } });
+    expect(again.status).to.equal(409);
+    expect(again.json.type).to.equal(`${svc.config.errorsBase}/conflict`);
+    const late = await put(upload.url, GOOD);
+    expect(late.status).to.equal(409);
+  });
+
+  it('when the signature is wrong, tampered with or expired, then 403 forbidden', async () => {
+    const ds = await newDataset(svc, key);
+    const upload = await requestUpload(ds);
+    const url = new URL(upload.url);
+    const tampered = new URL(url);
+    tampered.searchParams.set('signature', `${url.searchParams.get('signature')!.slice(0, -2)}AA`);
+    const extended = new URL(url);
+    extended.searchParams.set('expires', String(Number(url.searchParams.get('expires')) + 3600));
+    const expired = new URL(url);
+    expired.searchParams.set('expires', '1000000000');
+    const other = await requestUpload(ds);
+    const swapped = new URL(url);
+    swapped.pathname = `/uploads/${other.id}`;
+    for (const bad of [tampered, extended, expired, swapped, new URL(`${svc.url}/uploads/${upload.id}`)]) {
+      const res = await put(bad.toString(), GOOD);
+      expect(res.status, bad.toString()).to.equal(403);
+      const problem = (await res.json()) as { type: string; title: string };
+      expect(problem).to.include({ type: `${svc.config.errorsBase}/forbidden`, title: 'Forbidden' });
+    }
+  });
+
+  it('when the file is over the limit, then 413 payload-too-large, through the upload URL and directly', async () => {
+    const ds = await newDataset(svc, key);
+    const upload = await requestUpload(ds);
+    const big = `${HEADER}\n${'c,Acme,,2026-01-01,2026-12-31,1,EUR\n'.repeat(200)}`;
+    const res = await put(upload.url, big);
+    expect(res.status).to.equal(413);
+    expect(((await res.json()) as { type: string }).type).to.equal(`${svc.config.errorsBase}/payload-too-large`);
+    const direct = await svc.request(`/v1/datasets/${ds}/versions`, { key, body: big, headers: { 'content-type': 'text/csv' } });
+    expect(direct.status).to.equal(413);
+    const { rows } = await svc.db.query('SELECT count(*) FROM blobs');
+    const { rows: versions } = await svc.db.query('SELECT count(*) FROM versions WHERE dataset_id = $1', [ds]);
+    expect(Number(versions[0].count)).to.equal(0);
+    expect(Number(rows[0].count)).to.equal(0);
+  });
+
+  it('when a version names an upload with no file yet, or of another dataset, then 409 and 404', async () => {
+    const ds = await newDataset(svc, key);
+    const pending = await requestUpload(ds);
+    const early = await svc.request(`/v1/datasets/${ds}/versions`, { key, json: { uploadId: pending.id } });
+    expect(early.status).to.equal(409);
+    const otherDs = await newDataset(svc, key);
+    const elsewhere = await svc.request(`/v1/datasets/${otherDs}/versions`, { key, json: { uploadId: pending.id } });
+    expect(elsewhere.status).to.equal(404);
+  });
+
+  it('when the body is of another type, then 415', async () => {
+    const ds = await newDataset(svc, key);
+    const reply = await svc.request(`/v1/datasets/${ds}/versions`, { key, body: '<xml/>', headers: { 'content-type': 'application/xml' } });
+    expect(reply.status).to.equal(415);
+  });
+
+  it('when live-mode rows are ingested, then they are metered for the account', async () => {
+    const accountId = await svc.account();
+    const live = await svc.key(accountId, 'live');
+    const ds = await newDataset(svc, live);
+    const csv = `${HEADER}\na,A,,2026-01-01,2026-01-31,1,EUR\nb,B,,2026-01-01,2026-01-31,1,EUR\n`;
+    expect((await svc.request(`/v1/datasets/${ds}/versions`, { key: live, body: csv, headers: { 'content-type': 'text/csv' } })).status).to.equal(201);
+    let ingested = 0;
+    for (let i = 0; i < 50 && ingested < 2; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      const { rows } = await svc.db.query("SELECT coalesce(sum(quantity), 0) AS n FROM usage_counters WHERE account_id = $1 AND metric = 'rows_ingested'", [accountId]);
+      ingested = Number(rows[0].n);
+    }
+    expect(ingested).to.equal(2);
+  });
+});
