@@ -26,6 +26,9 @@ export function createBoss(url: string, role: BossRole, log: Logger): PgBoss {
     useListenNotify: role === 'worker',
     schedule: role === 'worker',
     supervise: role === 'worker',
+    // How soon a build whose worker died (no heartbeat) is failed over to a retry.
+    superviseIntervalSeconds: 10,
+    monitorIntervalSeconds: 10,
   });
   boss.on('error', (error) => log.error({ err: error }, 'queue error'));
   return boss;

@@ -26,7 +26,10 @@ export function startScript(
     const child = spawn(process.execPath, [script], { cwd: projectRoot, env: { ...process.env, ...env } });
     let output = '';
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-    const timer = setTimeout(() => reject(new Error(`not ready in time:\n${output}`)), 30_000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`not ready in time:\n${output}`));
+    }, 30_000);
     const onData = (chunk: Buffer) => {
       output += chunk;
       if (ready.test(output)) {

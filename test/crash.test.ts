@@ -1,0 +1,60 @@
+import { expect } from 'chai';
+import { contractsCsv } from './support/contracts.ts';
+import { newDataset, postCsv } from './support/ingest.ts';
+import { startScript } from './support/processes.ts';
+import { startService, type TestService } from './support/service.ts';
+
+describe('a worker killed mid-build', function () {
+  this.timeout(120_000);
+  let svc: TestService;
+  before(async () => (svc = await startService({ worker: false })));
+  after(() => svc.stop());
+
+  it('when the worker gets SIGKILL while building, then another worker retries the job and no read ever shows partial data', async () => {
+    const { key } = await svc.tenant();
+    const ds = await newDataset(svc, key);
+    const rows = 300_000;
+    const worker = () => startScript('worker/main.ts', { DATABASE_URL: svc.databaseUrl }, /worker started/);
+    const first = await worker();
+
+    const created = await postCsv(svc, key, ds, contractsCsv(rows), { wait: 0 });
+    expect(created.status).to.equal(202);
+    const versionId = created.json.id;
+    const versionPath = `/v1/datasets/${ds}/versions/${versionId}`;
+
+    // Let the first worker get into the build, then kill it without warning.
+    for (let i = 0; i < 600; i++) {
+      const v = (await svc.request(versionPath, { key })).json;
+      if (v.status === 'building' && v.progress.rowsProcessed > 0) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect((await svc.request(versionPath, { key })).json.status).to.equal('building');
+    first.child.kill('SIGKILL');
+    await first.exited;
+
+    const second = await worker();
+    try {
+      let status = 'building';
+      while (status !== 'active') {
+        // Every read in between shows nothing partial: no active version, no metrics, no stored rows.
+        const dataset = (await svc.request(`/v1/datasets/${ds}`, { key })).json;
+        const metrics = await svc.request(`/v1/datasets/${ds}/metrics`, { key });
+        const stored = Number((await svc.db.query('SELECT count(*) FROM contract_rows WHERE version_id = $1', [versionId])).rows[0].count);
+        status = (await svc.request(versionPath, { key })).json.status;
+        if (status === 'active') break;
+        expect(status).to.be.oneOf(['building', 'queued']);
+        expect(dataset.activeVersionId).to.equal(null);
+        expect(metrics.status).to.equal(404);
+        expect(stored).to.equal(0);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      const version = (await svc.request(versionPath, { key })).json;
+      expect(version).to.include({ status: 'active', rowCount: rows });
+      const metrics = (await svc.request(`/v1/datasets/${ds}/metrics`, { key })).json;
+      expect(metrics.rows.total).to.equal(rows);
+    } finally {
+      second.child.kill('SIGTERM');
+      await second.exited;
+    }
+  });
+});
