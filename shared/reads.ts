@@ -21,8 +21,8 @@ export async function computeReads(db: Queryable, versionId: string): Promise<{ 
   await db.query(
     `WITH c AS (
        SELECT customer, currency,
-              (extract(year FROM start_date) * 12 + extract(month FROM start_date) - 1)::int AS sm,
-              (extract(year FROM end_date) * 12 + extract(month FROM end_date) - 1)::int AS em,
+              (date_part('year', start_date) * 12 + date_part('month', start_date) - 1)::int AS sm,
+              (date_part('year', end_date) * 12 + date_part('month', end_date) - 1)::int AS em,
               -- amount ÷ (days ÷ (365.25 / 12)), written with one division so that exact values stay exact
               amount * 30.4375 / (end_date - start_date + 1) AS monthly
        FROM build_rows WHERE ${CONTRIBUTING}
@@ -78,8 +78,9 @@ export async function computeReads(db: Queryable, versionId: string): Promise<{ 
      currencies AS (
        SELECT coalesce(json_agg(json_build_object('currency', currency, 'contracts', contracts, 'customers', customers,
                 'totalValue', total_value::numeric(30, 2)::text) ORDER BY currency), '[]'::json) AS doc
-       FROM (SELECT currency, count(*) AS contracts, count(DISTINCT customer) AS customers, sum(amount) AS total_value
-             FROM build_rows WHERE ${CONTRIBUTING} GROUP BY currency) x
+       FROM (SELECT currency, sum(n) AS contracts, count(*) AS customers, sum(total) AS total_value
+             FROM (SELECT currency, customer, count(*) AS n, sum(amount) AS total FROM build_rows WHERE ${CONTRIBUTING} GROUP BY currency, customer) per_customer
+             GROUP BY currency) x
      ),
      fields AS (
        SELECT json_build_array(
@@ -105,7 +106,9 @@ export async function computeReads(db: Queryable, versionId: string): Promise<{ 
      ),
      products AS (
        SELECT coalesce(json_agg(json_build_object('product', product, 'contracts', contracts, 'customers', customers) ORDER BY product), '[]'::json) AS doc
-       FROM (SELECT product, count(*) AS contracts, count(DISTINCT customer) AS customers FROM build_rows WHERE product IS NOT NULL GROUP BY product) p
+       FROM (SELECT product, sum(n) AS contracts, count(*) AS customers
+             FROM (SELECT product, customer, count(*) AS n FROM build_rows WHERE product IS NOT NULL GROUP BY product, customer) per_customer
+             GROUP BY product) p
      )
      INSERT INTO version_reads (version_id, rows, currencies, catalog)
      SELECT $1,

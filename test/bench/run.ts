@@ -1,5 +1,5 @@
 // `npm run bench -- <scenario>`: benchmarks that print a table against a baseline measured in the
-// same run. Scenarios: api.
+// same run. Scenarios: api, ingest.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import autocannon from 'autocannon';
@@ -10,6 +10,7 @@ import { createDataset } from '../../shared/datasets.ts';
 import { freePort } from '../../shared/embeddedPostgres.ts';
 import { projectRoot } from '../../shared/paths.ts';
 import { createTestDatabase, startTestDatabaseServer, stopTestDatabaseServer } from '../setup/database.ts';
+import { benchIngest } from './ingest.ts';
 
 const DURATION_S = Number(process.env['BENCH_DURATION_S'] ?? 10);
 const CONNECTIONS = 50;
@@ -53,7 +54,7 @@ async function benchApi(): Promise<void> {
   const env = { DATABASE_URL: database.url, DATABASE_POOL_SIZE: '10', LOG_LEVEL: process.env['BENCH_LOG_LEVEL'] ?? 'info' };
   for (const target of [
     { name: 'bare express + pg (baseline)', script: 'test/bench/bareServer.ts', path: `/bare/datasets/${dataset.id}` },
-    { name: 'GET /v1/datasets/{id}', script: 'api/main.ts', path: `/v1/datasets/${dataset.id}` },
+    { name: 'GET /v1/datasets/{id}', script: 'dist/api/main.js', path: `/v1/datasets/${dataset.id}` },
   ]) {
     const port = await freePort();
     const child = await startProcess(target.script, { ...env, PORT: String(port) });
@@ -80,7 +81,7 @@ async function benchApi(): Promise<void> {
   console.log(`target: >= 0.80x baseline and p99 <= 25 ms: ${ratio >= 0.8 && ours.p99 <= 25 ? 'met' : 'NOT met'} (${ratio.toFixed(2)}x, p99 ${ours.p99} ms)`);
 }
 
-const scenarios: Record<string, () => Promise<void>> = { api: benchApi };
+const scenarios: Record<string, () => Promise<void>> = { api: benchApi, ingest: () => benchIngest(process.argv.slice(3)) };
 const name = process.argv[2] ?? 'api';
 const scenario = scenarios[name];
 if (!scenario) {

@@ -91,6 +91,13 @@ async function build(
   }, PROGRESS_MS);
 
   const client = await pool.connect();
+  const timings: Record<string, number> = {};
+  let mark = performance.now();
+  const phase = (name: string) => {
+    const now = performance.now();
+    timings[name] = Math.round(now - mark);
+    mark = now;
+  };
   let outcome: 'active' | 'failed' | 'superseded';
   let rowCount = 0;
   try {
@@ -104,8 +111,10 @@ async function build(
       progress: (rows, bytes) => (seen = { rows, bytes }),
     });
     seen = { rows: parsed.rows, bytes: parsed.bytes };
+    phase('copyMs');
     await findDuplicates(client, versionId, spill);
     await spill.flush();
+    phase('checkMs');
 
     if (spill.count > 0) {
       await client.query('ROLLBACK');
@@ -113,6 +122,7 @@ async function build(
     } else {
       const reads = await computeReads(client, versionId);
       rowCount = reads.rowCount;
+      phase('readsMs');
       // Activation: versions of a dataset activate in creation order.
       const { rows } = await client.query<{ active_seq: number | null }>(
         `SELECT a.seq AS active_seq FROM datasets d LEFT JOIN versions a ON a.id = d.active_version_id WHERE d.id = $1 FOR UPDATE OF d`,
@@ -134,6 +144,7 @@ async function build(
         await client.query('UPDATE datasets SET active_version_id = $2 WHERE id = $1', [version.datasetId, versionId]);
         await client.query('SELECT pg_notify($1, $2)', [VERSION_FINISHED_CHANNEL, versionId]);
         await client.query('COMMIT');
+        phase('commitMs');
         outcome = 'active';
       }
     }
@@ -160,5 +171,5 @@ async function build(
     meter.add(version.accountId, version.mode, 'rows_ingested', rowCount);
   }
   await deleteBlob(pool, version.blobId!);
-  log.info({ versionId, outcome, rows: seen.rows, errors: spill.count }, 'version built');
+  log.info({ versionId, outcome, rows: seen.rows, errors: spill.count, ...timings }, 'version built');
 }
