@@ -2,6 +2,7 @@
 // file is ever held whole in memory or on local disk, and every process on any machine sees it.
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
+import type { QueryConfig } from 'pg';
 import type { Queryable } from './db.ts';
 import { newId } from './ids.ts';
 import { Problem } from './problems.ts';
@@ -55,10 +56,21 @@ export async function writeBlob(db: Queryable, source: Readable | AsyncIterable<
   }
 }
 
-/** The blob's bytes, chunk by chunk (one query each, so memory holds one chunk at a time). */
+/**
+ * The blob's bytes, chunk by chunk (one query each, so memory holds one chunk at a time). The
+ * result comes in binary format: as text, bytea arrives hex-encoded, twice its size, to be decoded.
+ */
 export async function* readBlob(db: Queryable, id: string): AsyncGenerator<Buffer> {
   for (let seq = 0; ; seq++) {
-    const { rows } = await db.query<{ data: Buffer }>('SELECT data FROM blob_chunks WHERE blob_id = $1 AND seq = $2', [id, seq]);
+    // Binary results, and the raw bytes handed back as they arrive (`binary` is a node-postgres
+    // option that @types/pg does not declare).
+    const query = {
+      text: 'SELECT data FROM blob_chunks WHERE blob_id = $1 AND seq = $2',
+      values: [id, seq],
+      binary: true,
+      types: { getTypeParser: () => (raw: Buffer) => raw },
+    };
+    const { rows } = await db.query<{ data: Buffer }>(query as QueryConfig);
     if (!rows[0]) return;
     yield rows[0].data;
   }

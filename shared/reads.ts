@@ -10,7 +10,11 @@ const CONTRIBUTING = 'start_date IS NOT NULL AND end_date IS NOT NULL AND amount
  * intervals (an event where a contract or a customer's run of months starts and one after it
  * ends), so the cost grows with the rows, not with rows times months.
  */
-export async function computeReads(db: Queryable, versionId: string): Promise<{ rowCount: number; contributing: number }> {
+export async function computeReads(
+  db: Queryable,
+  versionId: string,
+  known: { distinctContractIds: number },
+): Promise<{ rowCount: number; contributing: number }> {
   await db.query(
     `CREATE TEMP TABLE build_rows ON COMMIT DROP AS
      SELECT contract_id, customer, product, start_date, end_date, amount, currency FROM contract_rows WHERE version_id = $1`,
@@ -34,17 +38,12 @@ export async function computeReads(db: Queryable, versionId: string): Promise<{ 
          UNION ALL SELECT currency, em + 1, -1, -monthly FROM c
        ) e GROUP BY currency, m
      ),
-     ordered AS (
-       SELECT currency, customer, sm, em,
-              max(em) OVER (PARTITION BY currency, customer ORDER BY sm, em ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reach
-       FROM c
+     -- Each customer's active months in a currency as disjoint runs: range_agg unions the
+     -- contracts' month ranges, merging overlapping and adjacent ones.
+     runs AS (
+       SELECT currency, customer, lower(r) AS sm, upper(r) - 1 AS em
+       FROM (SELECT currency, customer, unnest(range_agg(int4range(sm, em, '[]'))) AS r FROM c GROUP BY currency, customer) x
      ),
-     islands AS (
-       SELECT currency, customer, sm, em,
-              count(*) FILTER (WHERE reach IS NULL OR sm > reach + 1) OVER (PARTITION BY currency, customer ORDER BY sm, em) AS island
-       FROM ordered
-     ),
-     runs AS (SELECT currency, customer, min(sm) AS sm, max(em) AS em FROM islands GROUP BY currency, customer, island),
      customer_events AS (
        SELECT currency, m, sum(dc) AS dc, sum(churn) AS churned FROM (
          SELECT currency, sm AS m, 1 AS dc, 0 AS churn FROM runs
@@ -85,7 +84,7 @@ export async function computeReads(db: Queryable, versionId: string): Promise<{ 
      fields AS (
        SELECT json_build_array(
          json_build_object('name', 'contractId', 'type', 'string', 'gating', false, 'present', count(contract_id),
-           'distinct', (SELECT count(*) FROM (SELECT DISTINCT contract_id FROM build_rows WHERE contract_id IS NOT NULL) d), 'min', null, 'max', null),
+           'distinct', $2::bigint, 'min', null, 'max', null),
          json_build_object('name', 'customer', 'type', 'string', 'gating', false, 'present', count(customer),
            'distinct', (SELECT count(*) FROM (SELECT DISTINCT customer FROM build_rows) d), 'min', null, 'max', null),
          json_build_object('name', 'product', 'type', 'string', 'gating', false, 'present', count(product),
@@ -118,7 +117,7 @@ export async function computeReads(db: Queryable, versionId: string): Promise<{ 
             json_build_object('rowCount', total, 'fields', fields.doc, 'products', products.doc)
      FROM summary, currencies, fields, products
      RETURNING (rows->>'total')::bigint AS total, (rows->>'contributing')::bigint AS contributing`,
-    [versionId],
+    [versionId, known.distinctContractIds],
   );
   return { rowCount: rows[0]!.total, contributing: rows[0]!.contributing };
 }

@@ -9,6 +9,29 @@ import { UsageMeter } from '../shared/usage.ts';
 import { buildVersion } from './jobs/buildVersion.ts';
 import { purgeIdempotencyKeys } from './jobs/purgeIdempotencyKeys.ts';
 
+/**
+ * `concurrency` build consumers. pg-boss fetches the next job after a poll delay unless the worker
+ * was notified meanwhile; a NOTIFY that arrived while it was busy covers one job only, so each
+ * consumer wakes itself after every job: a backlog drains back to back (measured: 50 queued small
+ * builds took 12 s with polling, about a second like this), and an empty queue costs one fetch.
+ */
+async function workBuilds(boss: PgBoss, concurrency: number, handler: ReturnType<typeof buildVersion>): Promise<void> {
+  for (let i = 0; i < concurrency; i++) {
+    let id = '';
+    id = await boss.work(
+      queues.buildVersion,
+      { batchSize: 1, pollingIntervalSeconds: 0.5, notifyPollingIntervalSeconds: 0.5 },
+      async (jobs: Parameters<typeof handler>[0]) => {
+        try {
+          await handler(jobs);
+        } finally {
+          boss.notifyWorker(id);
+        }
+      },
+    );
+  }
+}
+
 export type RunningWorker = { boss: PgBoss; pool: Pool; stop(): Promise<void> };
 
 export async function startWorker(config: Config, databaseUrl: string, log: Logger): Promise<RunningWorker> {
@@ -21,11 +44,7 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
     await ensureQueues(boss);
     await ensureSchedules(boss);
     await boss.work(queues.purgeIdempotencyKeys, purgeIdempotencyKeys(pool, log));
-    await boss.work(
-      queues.buildVersion,
-      { batchSize: 1, localConcurrency: config.workerConcurrency, pollingIntervalSeconds: 0.5, notifyPollingIntervalSeconds: 0.5 },
-      buildVersion(pool, meter, log),
-    );
+    await workBuilds(boss, config.workerConcurrency, buildVersion(pool, meter, log));
   } catch (error) {
     await boss.stop({ graceful: false }).catch(() => {});
     await pool.end();

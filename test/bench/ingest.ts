@@ -34,7 +34,9 @@ async function writeFile(path: string, rows: number, badEvery?: number): Promise
 const builds: Record<string, unknown>[] = [];
 
 async function start(script: string, env: Record<string, string>, ready: RegExp): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [script], { cwd: projectRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  // The same V8 flag as the Procfile: a young generation capped at 16 MiB per semi-space keeps a
+  // build's peak RSS ~100 MiB lower for ~5% of its speed (measured on 1M rows).
+  const child = spawn(process.execPath, ['--max-semi-space-size=16', script], { cwd: projectRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   await new Promise<void>((resolve, reject) => {
     const onData = (c: Buffer) => {
@@ -160,12 +162,32 @@ export async function benchIngest(args: string[]): Promise<void> {
       times.push(performance.now() - started);
     }
 
+    // A backlog: 50 small builds queued at once (Prefer: wait=0), timed until the last is built.
+    const backlogDs = await createDataset(pool, { accountId: account.id, mode: 'live' }, { externalRef: 'bench-backlog' });
+    const backlogStarted = performance.now();
+    for (let i = 0; i < 50; i++) {
+      const res = await fetch(`${base}/v1/datasets/${backlogDs.id}/versions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'idempotency-key': `backlog-${i}`, 'content-type': 'text/csv', prefer: 'wait=0' },
+        body: small,
+      });
+      await res.arrayBuffer();
+    }
+    const queuedMs = performance.now() - backlogStarted;
+    for (;;) {
+      const { rows } = await pool.query(`SELECT count(*) FILTER (WHERE status IN ('active', 'superseded', 'failed')) AS done FROM versions WHERE dataset_id = $1`, [backlogDs.id]);
+      if (Number(rows[0].done) === 50) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const drainedMs = performance.now() - backlogStarted;
+
     console.log('\nbench ingest: end to end through the API and a worker, same database, same run');
     console.table(table);
     console.log('worker build phases (ms):');
     console.table(builds.filter((b) => Number(b['rows']) > 1000).map(({ rows, outcome, errors, copyMs, checkMs, readsMs, commitMs }) => ({ rows, outcome, errors, copyMs, checkMs, readsMs, commitMs })));
     console.log(`peak RSS: web ${(await peakRssMiB(web.pid!)).toFixed(0)} MiB, worker ${(await peakRssMiB(worker.pid!)).toFixed(0)} MiB (target <= 256 each)`);
     console.log(`200 sequential 10-row uploads, POST → 201: p50 ${pct(times, 50).toFixed(1)} ms, p99 ${pct(times, 99).toFixed(1)} ms (targets 50 / 250)`);
+    console.log(`backlog: 50 small builds queued in ${queuedMs.toFixed(0)} ms, all built ${drainedMs.toFixed(0)} ms after the first was queued`);
   } finally {
     web.kill('SIGTERM');
     worker.kill('SIGTERM');

@@ -29,13 +29,16 @@ async function finish(pool: Pool, versionId: string, status: 'failed' | 'superse
   );
 }
 
-async function findDuplicates(client: { query: Pool['query'] }, versionId: string, spill: ErrorSpill): Promise<void> {
-  // Cheap first: most files have none.
-  const any = await client.query(
-    `SELECT 1 FROM contract_rows WHERE version_id = $1 AND contract_id IS NOT NULL GROUP BY contract_id HAVING count(*) > 1 LIMIT 1`,
+/** Reports every later row of a repeated contractId; returns the number of distinct contractIds. */
+async function findDuplicates(client: { query: Pool['query'] }, versionId: string, spill: ErrorSpill): Promise<number> {
+  // One pass answers both: most files have no duplicate, and the catalog needs the distinct count.
+  const { rows: counts } = await client.query<{ distinct_ids: number; repeated: number }>(
+    `SELECT count(*) AS distinct_ids, count(*) FILTER (WHERE n > 1) AS repeated
+     FROM (SELECT contract_id, count(*) AS n FROM contract_rows WHERE version_id = $1 AND contract_id IS NOT NULL GROUP BY contract_id) g`,
     [versionId],
   );
-  if (any.rowCount === 0) return;
+  const { distinct_ids: distinctIds, repeated } = counts[0]!;
+  if (repeated === 0) return distinctIds;
   const { rows } = await client.query<{ row_number: number; contract_id: string; first: number }>(
     `SELECT row_number, contract_id, first FROM (
        SELECT row_number, contract_id, min(row_number) OVER (PARTITION BY contract_id) AS first
@@ -51,6 +54,7 @@ async function findDuplicates(client: { query: Pool['query'] }, versionId: strin
       message: `contractId ${JSON.stringify(r.contract_id)} already appears in row ${r.first}.`,
     });
   }
+  return distinctIds;
 }
 
 export function buildVersion(pool: Pool, meter: UsageMeter, log: Logger) {
@@ -112,7 +116,7 @@ async function build(
     });
     seen = { rows: parsed.rows, bytes: parsed.bytes };
     phase('copyMs');
-    await findDuplicates(client, versionId, spill);
+    const distinctContractIds = await findDuplicates(client, versionId, spill);
     await spill.flush();
     phase('checkMs');
 
@@ -120,7 +124,7 @@ async function build(
       await client.query('ROLLBACK');
       outcome = 'failed';
     } else {
-      const reads = await computeReads(client, versionId);
+      const reads = await computeReads(client, versionId, { distinctContractIds });
       rowCount = reads.rowCount;
       phase('readsMs');
       // Activation: versions of a dataset activate in creation order.
