@@ -22,7 +22,7 @@ export class TooLarge extends Problem {
  * throws 413. Chunks are written as they fill, one statement each, with autocommit: a blob is
  * only referenced once complete, and an abandoned one is deleted.
  */
-export async function writeBlob(db: Queryable, source: Readable | AsyncIterable<Buffer>, maxBytes: number): Promise<StoredBlob> {
+export async function writeBlob(db: Queryable, source: Readable | AsyncIterable<Buffer> | Iterable<Buffer>, maxBytes: number): Promise<StoredBlob> {
   const id = newId('blob');
   const hash = createHash('sha256');
   await db.query('INSERT INTO blobs (id) VALUES ($1)', [id]);
@@ -78,4 +78,21 @@ export async function* readBlob(db: Queryable, id: string): AsyncGenerator<Buffe
 
 export async function deleteBlob(db: Queryable, id: string): Promise<void> {
   await db.query('DELETE FROM blobs WHERE id = $1', [id]);
+}
+
+/**
+ * Deletes files nothing will read any more, 24 hours on: uploads never used, and blobs that no
+ * pending upload or unfinished version references (left by a request that failed after storing
+ * its body). Blobs of built versions are deleted by the build itself.
+ */
+export async function purgeStaleFiles(db: Queryable): Promise<{ uploads: number; blobs: number }> {
+  const uploads = await db.query(
+    `DELETE FROM uploads WHERE status <> 'used' AND created_at < now() - interval '24 hours'`,
+  );
+  const blobs = await db.query(
+    `DELETE FROM blobs b WHERE b.created_at < now() - interval '24 hours'
+       AND NOT EXISTS (SELECT 1 FROM uploads u WHERE u.blob_id = b.id AND u.status <> 'used')
+       AND NOT EXISTS (SELECT 1 FROM versions v WHERE v.blob_id = b.id AND v.status IN ('queued', 'building'))`,
+  );
+  return { uploads: uploads.rowCount ?? 0, blobs: blobs.rowCount ?? 0 };
 }

@@ -4,6 +4,7 @@ import type { Logger } from './log.ts';
 
 export const queues = {
   purgeIdempotencyKeys: 'purge-idempotency-keys',
+  purgeStaleFiles: 'purge-stale-files',
   buildVersion: 'build-version',
   buildVersionDead: 'build-version-dead',
 } as const;
@@ -37,6 +38,7 @@ export function createBoss(url: string, role: BossRole, log: Logger): PgBoss {
 /** Creates the queues this release uses (idempotent): producers and workers both call it. */
 export async function ensureQueues(boss: PgBoss): Promise<void> {
   await boss.createQueue(queues.purgeIdempotencyKeys, { retryLimit: 2, expireInSeconds: 300 });
+  await boss.createQueue(queues.purgeStaleFiles, { retryLimit: 2, expireInSeconds: 900 });
   await boss.createQueue(queues.buildVersionDead, { retentionSeconds: 30 * 24 * 3600 });
   await boss.createQueue(queues.buildVersion, {
     notify: true,
@@ -54,4 +56,5 @@ export async function ensureQueues(boss: PgBoss): Promise<void> {
 /** The schedules the workers keep. */
 export async function ensureSchedules(boss: PgBoss): Promise<void> {
   await boss.schedule(queues.purgeIdempotencyKeys, '*/15 * * * *');
+  await boss.schedule(queues.purgeStaleFiles, '17 * * * *');
 }

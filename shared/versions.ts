@@ -132,3 +132,62 @@ export async function versionForBuild(db: Queryable, versionId: string) {
 }
 
 export const VERSION_FINISHED_CHANNEL = 'version_finished';
+
+// The build's steps, for the worker.
+
+/** Marks a version building (again, on a retry): progress reset, errors of an earlier try gone. */
+export async function startBuild(db: Queryable, versionId: string): Promise<void> {
+  await db.query(
+    `UPDATE versions SET status = 'building', started_at = clock_timestamp(), rows_processed = 0, bytes_processed = 0 WHERE id = $1`,
+    [versionId],
+  );
+  await db.query('DELETE FROM version_errors WHERE version_id = $1', [versionId]);
+}
+
+export async function recordProgress(db: Queryable, versionId: string, seen: { rows: number; bytes: number }): Promise<void> {
+  await db.query('UPDATE versions SET rows_processed = $2, bytes_processed = $3 WHERE id = $1', [versionId, seen.rows, seen.bytes]);
+}
+
+/**
+ * Inside the build's transaction: makes the version the dataset's active one, unless a newer
+ * version already is (versions activate in creation order). The caller commits or rolls back.
+ */
+export async function activateVersion(
+  client: Client,
+  version: { id: string; datasetId: string; seq: number },
+  counts: { rowCount: number; contributing: number; rowsProcessed: number; bytesProcessed: number },
+): Promise<'active' | 'superseded'> {
+  const { rows } = await client.query<{ active_seq: number | null }>(
+    `SELECT a.seq AS active_seq FROM datasets d LEFT JOIN versions a ON a.id = d.active_version_id WHERE d.id = $1 FOR UPDATE OF d`,
+    [version.datasetId],
+  );
+  if (rows[0]?.active_seq != null && rows[0].active_seq > version.seq) return 'superseded';
+  await client.query(`UPDATE versions SET status = 'superseded' WHERE id = (SELECT active_version_id FROM datasets WHERE id = $1)`, [
+    version.datasetId,
+  ]);
+  await client.query(
+    `UPDATE versions SET status = 'active', row_count = $2, contributing_row_count = $3, rows_processed = $4,
+       bytes_processed = $5, completed_at = clock_timestamp() WHERE id = $1`,
+    [version.id, counts.rowCount, counts.contributing, counts.rowsProcessed, counts.bytesProcessed],
+  );
+  await client.query('UPDATE datasets SET active_version_id = $2 WHERE id = $1', [version.datasetId, version.id]);
+  await client.query('SELECT pg_notify($1, $2)', [VERSION_FINISHED_CHANNEL, version.id]);
+  return 'active';
+}
+
+/** Ends a version that did not activate, and wakes whoever waits for it. */
+export async function finishVersion(db: Queryable, versionId: string, status: 'failed' | 'superseded', problem: StoredProblem | null): Promise<void> {
+  await db.query(
+    `WITH done AS (UPDATE versions SET status = $2, problem = $3, completed_at = clock_timestamp() WHERE id = $1 RETURNING id)
+     SELECT pg_notify($4, id) FROM done`,
+    [versionId, status, problem && JSON.stringify(problem), VERSION_FINISHED_CHANNEL],
+  );
+}
+
+/** How many rows of the file had at least one problem. */
+export async function rejectedRowCount(db: Queryable, versionId: string): Promise<number> {
+  const { rows } = await db.query<{ rejected: number }>('SELECT count(DISTINCT row_number) AS rejected FROM version_errors WHERE version_id = $1', [
+    versionId,
+  ]);
+  return rows[0]!.rejected;
+}

@@ -80,6 +80,17 @@ describe('problem documents, routing, browser origins and the API reference', ()
     expect(doc.paths['/v1/datasets'].post.parameters.map((p: { name: string }) => p.name)).to.include('Idempotency-Key');
     expect(doc.paths['/v1/datasets'].get.parameters.map((p: { name: string }) => p.name)).to.include.members(['limit', 'cursor', 'externalRef']);
     expect(doc.paths['/v1/datasets/{id}'].get.responses).to.have.property('404');
+    const versions = doc.paths['/v1/datasets/{id}/versions'];
+    expect(versions.post.requestBody.content).to.have.keys('text/csv', 'multipart/form-data', 'application/json');
+    expect(versions.post.responses).to.include.keys('201', '202', '404', '409', '413', '415', '422');
+    expect(versions.get.responses).to.have.property('200');
+    expect(doc.paths['/v1/datasets/{id}/versions/{versionId}'].get.responses).to.have.property('200');
+    expect(doc.paths['/v1/datasets/{id}/uploads'].post.responses).to.have.property('201');
+    expect(doc.paths['/uploads/{uploadId}'].put.responses).to.include.keys('200', '403', '409', '413');
+    expect(doc.paths['/uploads/{uploadId}'].put).not.to.have.property('security');
+    expect(doc.paths['/v1/datasets/{id}/metrics'].get.parameters.map((p: { name: string }) => p.name)).to.include.members(['from', 'to']);
+    expect(doc.paths['/v1/datasets/{id}/catalog'].get.responses).to.include.keys('200', '404');
+    expect(doc.components.schemas).to.include.keys('Version', 'Upload', 'Metrics', 'Catalog');
     expect(doc.components.schemas).to.have.property('Dataset');
     expect(doc.components.schemas).to.have.property('Problem');
     const docs = await fetch(`${svc.url}/docs`);

@@ -130,4 +130,28 @@ describe('uploads: multipart bodies and upload URLs', () => {
     }
     expect(ingested).to.equal(2);
   });
+
+  it('when uploads go unused and blobs are orphaned for a day, then the scheduled purge deletes them and keeps the rest', async () => {
+    const { writeBlob } = await import('../shared/blobs.ts');
+    const { queues } = await import('../shared/queue.ts');
+    const ds = await newDataset(svc, key);
+    const stale = await requestUpload(ds);
+    await put(stale.url, GOOD);
+    const fresh = await requestUpload(ds);
+    await put(fresh.url, GOOD);
+    const orphan = await writeBlob(svc.db, [Buffer.from('orphan')], 100);
+    const recent = await writeBlob(svc.db, [Buffer.from('recent')], 100);
+    await svc.db.query(`UPDATE uploads SET created_at = now() - interval '25 hours' WHERE id = $1`, [stale.id]);
+    await svc.db.query(`UPDATE blobs SET created_at = now() - interval '25 hours' WHERE id = $1 OR id = (SELECT blob_id FROM uploads WHERE id = $2)`, [orphan.id, stale.id]);
+    expect((await svc.worker!.boss.getSchedules()).map((s) => s.name)).to.include(queues.purgeStaleFiles);
+    await svc.worker!.boss.send(queues.purgeStaleFiles, {});
+    const exists = async (table: string, id: string) => (await svc.db.query(`SELECT 1 FROM ${table} WHERE id = $1`, [id])).rowCount === 1;
+    for (let i = 0; i < 100 && (await exists('blobs', orphan.id)); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(await exists('blobs', orphan.id)).to.equal(false);
+    expect(await exists('uploads', stale.id)).to.equal(false);
+    expect(await exists('blobs', recent.id)).to.equal(true);
+    expect(await exists('uploads', fresh.id)).to.equal(true);
+    const { rows } = await svc.db.query('SELECT blob_id FROM uploads WHERE id = $1', [fresh.id]);
+    expect(await exists('blobs', rows[0].blob_id)).to.equal(true);
+  });
 });

@@ -8,6 +8,7 @@ import { createBoss, ensureQueues, ensureSchedules, queues } from '../shared/que
 import { UsageMeter } from '../shared/usage.ts';
 import { buildVersion } from './jobs/buildVersion.ts';
 import { purgeIdempotencyKeys } from './jobs/purgeIdempotencyKeys.ts';
+import { purgeStaleFiles } from './jobs/purgeStaleFiles.ts';
 
 /**
  * `concurrency` build consumers. pg-boss fetches the next job after a poll delay unless the worker
@@ -44,6 +45,7 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
     await ensureQueues(boss);
     await ensureSchedules(boss);
     await boss.work(queues.purgeIdempotencyKeys, purgeIdempotencyKeys(pool, log));
+    await boss.work(queues.purgeStaleFiles, purgeStaleFiles(pool, log));
     await workBuilds(boss, config.workerConcurrency, buildVersion(pool, meter, log));
   } catch (error) {
     await boss.stop({ graceful: false }).catch(() => {});

@@ -56,17 +56,19 @@ function multipartFile(req: Request, res: Response, deps: Deps): Promise<StoredB
   });
 }
 
-/** The file to build, as a stored blob (or the upload it comes from). */
-async function receiveFile(req: Request, res: Response, deps: Deps, datasetId: string): Promise<{ blob: { id: string; bytes: number }; uploadId?: string }> {
+type ReceivedFile = { kind: 'blob'; blob: StoredBlob } | { kind: 'upload'; uploadId: string };
+
+/** The file to build: stored now from the body, or named by an upload made earlier. */
+async function receiveFile(req: Request, res: Response, deps: Deps): Promise<ReceivedFile> {
   const max = deps.config.maxUploadBytes;
   if (req.is('text/csv')) {
     if (Number(req.get('content-length')) > max) throw tooLarge(max);
-    return { blob: await writeBlob(deps.pool, req, max) };
+    return { kind: 'blob', blob: await writeBlob(deps.pool, req, max) };
   }
-  if (req.is('multipart/form-data')) return { blob: await multipartFile(req, res, deps) };
+  if (req.is('multipart/form-data')) return { kind: 'blob', blob: await multipartFile(req, res, deps) };
   if (req.is('application/json')) {
     const { uploadId } = parseOrThrow(FromUploadBody, await readJsonBody(req), 'request body');
-    return { blob: { id: '', bytes: 0 }, uploadId };
+    return { kind: 'upload', uploadId };
   }
   throw new Problem('unsupported-media-type', 'Send the file as text/csv, as multipart/form-data in the field "file", or JSON {"uploadId": …}.');
 }
@@ -99,24 +101,23 @@ export default defineOperation({
     const dataset = await findDataset(deps.pool, tenant, params.id);
     if (!dataset) throw datasetNotFound(params.id);
     const wait = preferredWait(req.get('prefer'));
-    const file = await receiveFile(req, res, deps, dataset.id);
+    const file = await receiveFile(req, res, deps);
 
     const created = await withTransaction(deps.pool, async (client) => {
-      let blob = file.blob;
-      if (file.uploadId) {
-        const used = await useUpload(client, file.uploadId, dataset.id);
-        if ('refused' in used) {
-          if (used.refused === 'missing') throw new Problem('not-found', `No upload with id ${JSON.stringify(file.uploadId)} exists for this dataset.`);
-          throw new Problem('conflict', used.refused === 'used' ? 'This upload was already used by a version.' : 'This upload has no file yet: PUT the file to its URL first.');
-        }
-        blob = { id: used.blobId, bytes: used.bytes };
+      if (file.kind === 'blob') {
+        return createVersion(client, deps.boss, { datasetId: dataset.id, blobId: file.blob.id, bytesTotal: file.blob.bytes, requestPath: requestPath(req) });
+      }
+      const used = await useUpload(client, file.uploadId, dataset.id);
+      if ('refused' in used) {
+        if (used.refused === 'missing') throw new Problem('not-found', `No upload with id ${JSON.stringify(file.uploadId)} exists for this dataset.`);
+        throw new Problem('conflict', used.refused === 'used' ? 'This upload was already used by a version.' : 'This upload has no file yet: PUT the file to its URL first.');
       }
       return createVersion(client, deps.boss, {
         datasetId: dataset.id,
-        blobId: blob.id,
-        bytesTotal: blob.bytes,
+        blobId: used.blobId,
+        bytesTotal: used.bytes,
         requestPath: requestPath(req),
-        ...(file.uploadId && { uploadId: file.uploadId }),
+        uploadId: file.uploadId,
       });
     });
 
