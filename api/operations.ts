@@ -3,6 +3,9 @@ import createDataset from './routes/datasets/create.ts';
 import getDataset from './routes/datasets/get.ts';
 import listDatasets from './routes/datasets/list.ts';
 import { getCatalog, getMetrics } from './routes/datasets/reads.ts';
+import createExport from './routes/exports/create.ts';
+import downloadExport from './routes/exports/download.ts';
+import { getExport, getExportContent } from './routes/exports/get.ts';
 import { healthz, readyz } from './routes/operations/health.ts';
 import createUpload from './routes/uploads/create.ts';
 import putUpload from './routes/uploads/put.ts';
@@ -22,6 +25,10 @@ export const operations: Operation[] = [
   getVersion,
   getMetrics,
   getCatalog,
+  createExport,
+  getExport,
+  getExportContent,
+  downloadExport,
   healthz,
   readyz,
 ];

@@ -82,8 +82,9 @@ export async function deleteBlob(db: Queryable, id: string): Promise<void> {
 
 /**
  * Deletes files nothing will read any more, 24 hours on: uploads never used, and blobs that no
- * pending upload or unfinished version references (left by a request that failed after storing
- * its body). Blobs of built versions are deleted by the build itself.
+ * pending upload, unfinished version or export references (left by a request that failed after
+ * storing its body). Blobs of built versions are deleted by the build itself; expired exports by
+ * purgeExpiredExports.
  */
 export async function purgeStaleFiles(db: Queryable): Promise<{ uploads: number; blobs: number }> {
   const uploads = await db.query(
@@ -92,7 +93,8 @@ export async function purgeStaleFiles(db: Queryable): Promise<{ uploads: number;
   const blobs = await db.query(
     `DELETE FROM blobs b WHERE b.created_at < now() - interval '24 hours'
        AND NOT EXISTS (SELECT 1 FROM uploads u WHERE u.blob_id = b.id AND u.status <> 'used')
-       AND NOT EXISTS (SELECT 1 FROM versions v WHERE v.blob_id = b.id AND v.status IN ('queued', 'building'))`,
+       AND NOT EXISTS (SELECT 1 FROM versions v WHERE v.blob_id = b.id AND v.status IN ('queued', 'building'))
+       AND NOT EXISTS (SELECT 1 FROM exports e WHERE e.blob_id = b.id)`,
   );
   return { uploads: uploads.rowCount ?? 0, blobs: blobs.rowCount ?? 0 };
 }

@@ -7,6 +7,8 @@ export const queues = {
   purgeStaleFiles: 'purge-stale-files',
   buildVersion: 'build-version',
   buildVersionDead: 'build-version-dead',
+  buildExport: 'build-export',
+  buildExportDead: 'build-export-dead',
 } as const;
 
 /** Builds: a few retries with backoff; a worker that dies stops its heartbeat and the job is retried. */
@@ -48,6 +50,17 @@ export async function ensureQueues(boss: PgBoss): Promise<void> {
     retryBackoff: true,
     retryDelayMax: 60,
     // Large files take minutes; the heartbeat, not the expiry, catches a worker that died.
+    expireInSeconds: 4 * 3600,
+    heartbeatSeconds: 15,
+  });
+  await boss.createQueue(queues.buildExportDead, { retentionSeconds: 30 * 24 * 3600 });
+  await boss.createQueue(queues.buildExport, {
+    notify: true,
+    deadLetter: queues.buildExportDead,
+    retryLimit: BUILD_RETRY_LIMIT,
+    retryDelay: 2,
+    retryBackoff: true,
+    retryDelayMax: 60,
     expireInSeconds: 4 * 3600,
     heartbeatSeconds: 15,
   });

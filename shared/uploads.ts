@@ -1,10 +1,8 @@
-// Upload URLs: a pending upload, a signed PUT URL for it (HMAC over id and expiry with the
-// installation's signing secret), the file streamed into the blob store, then used once.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+// Upload URLs: a pending upload, a signed PUT URL for it (shared/signedUrls.ts), the file
+// streamed into the blob store, then used once.
 import type { Queryable } from './db.ts';
 import { newId } from './ids.ts';
-
-export const UPLOAD_URL_TTL_SECONDS = 3600;
+import { SIGNED_URL_TTL_SECONDS } from './signedUrls.ts';
 
 export type UploadRecord = {
   id: string;
@@ -48,33 +46,7 @@ const toRecord = (r: Row): UploadRecord => ({
   createdAt: r.created_at,
 });
 
-const secrets = new WeakMap<object, Promise<Buffer>>();
-/** The installation's URL signing secret (made by migration 002), read once per pool. */
-export function signingSecret(db: Queryable): Promise<Buffer> {
-  let secret = secrets.get(db);
-  if (!secret) {
-    secret = db
-      .query<{ value: Buffer }>(`SELECT value FROM service_secrets WHERE name = 'upload_url_signing'`)
-      .then((r) => r.rows[0]!.value);
-    secret.catch(() => secrets.delete(db));
-    secrets.set(db, secret);
-  }
-  return secret;
-}
-
-const sign = (secret: Buffer, id: string, expires: number) => createHmac('sha256', secret).update(`${id}.${expires}`).digest('base64url');
-
-export function signedPath(secret: Buffer, id: string, expires: number): string {
-  return `/uploads/${id}?expires=${expires}&signature=${sign(secret, id, expires)}`;
-}
-
-/** True for a signature made by us for this id and expiry, when the expiry has not passed. */
-export function signatureValid(secret: Buffer, id: string, expires: string | undefined, signature: string | undefined, now = Date.now()): boolean {
-  if (!expires || !signature || !/^\d{1,12}$/.test(expires)) return false;
-  const expected = Buffer.from(sign(secret, id, Number(expires)));
-  const given = Buffer.from(signature);
-  return given.length === expected.length && timingSafeEqual(given, expected) && Number(expires) * 1000 > now;
-}
+export const uploadPath = (id: string) => `/uploads/${id}`;
 
 export async function createUpload(
   db: Queryable,
@@ -83,7 +55,7 @@ export async function createUpload(
   const { rows } = await db.query<Row>(
     `INSERT INTO uploads (id, dataset_id, status, filename, content_type, max_bytes, expires_at)
      VALUES ($1, $2, 'pending', $3, $4, $5, date_trunc('second', now()) + make_interval(secs => $6)) RETURNING *`,
-    [newId('upl'), input.datasetId, input.filename ?? null, input.contentType, input.maxBytes, UPLOAD_URL_TTL_SECONDS],
+    [newId('upl'), input.datasetId, input.filename ?? null, input.contentType, input.maxBytes, SIGNED_URL_TTL_SECONDS],
   );
   return toRecord(rows[0]!);
 }

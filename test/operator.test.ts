@@ -106,7 +106,7 @@ describe('operator command line', () => {
       const check = createPool(fresh.url, 1, 'test');
       const { rows } = await check.query('SELECT version FROM schema_migrations');
       await check.end();
-      expect(rows.map((r: { version: number }) => r.version)).to.deep.equal([1, 2]);
+      expect(rows.map((r: { version: number }) => r.version)).to.deep.equal([1, 2, 3]);
     } finally {
       await fresh.drop();
     }

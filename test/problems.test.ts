@@ -68,7 +68,7 @@ describe('problem documents, routing, browser origins and the API reference', ()
       expect(reply.status).to.equal(503);
       expect(reply.json.type).to.equal(`${svc.config.errorsBase}/unavailable`);
     } finally {
-      await svc.db.query("INSERT INTO schema_migrations (version, name) VALUES (2, '002_ingest') ON CONFLICT DO NOTHING");
+      await svc.db.query("INSERT INTO schema_migrations (version, name) VALUES (3, '003_exports') ON CONFLICT DO NOTHING");
     }
   });
 

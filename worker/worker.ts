@@ -1,11 +1,12 @@
 // The worker's parts: a pool, the usage meter and pg-boss consumers for every queue.
-import type { PgBoss } from 'pg-boss';
+import type { Job, PgBoss } from 'pg-boss';
 import type { Config } from '../shared/config.ts';
 import { createPool, type Pool } from '../shared/db.ts';
 import type { Logger } from '../shared/log.ts';
 import { migrate } from '../shared/migrate.ts';
 import { createBoss, ensureQueues, ensureSchedules, queues } from '../shared/queue.ts';
 import { UsageMeter } from '../shared/usage.ts';
+import { buildExport } from './jobs/buildExport.ts';
 import { buildVersion } from './jobs/buildVersion.ts';
 import { purgeIdempotencyKeys } from './jobs/purgeIdempotencyKeys.ts';
 import { purgeStaleFiles } from './jobs/purgeStaleFiles.ts';
@@ -16,13 +17,18 @@ import { purgeStaleFiles } from './jobs/purgeStaleFiles.ts';
  * consumer wakes itself after every job: a backlog drains back to back (measured: 50 queued small
  * builds took 12 s with polling, about a second like this), and an empty queue costs one fetch.
  */
-async function workBuilds(boss: PgBoss, concurrency: number, handler: ReturnType<typeof buildVersion>): Promise<void> {
+async function workBuilds(
+  boss: PgBoss,
+  queue: string,
+  concurrency: number,
+  handler: (jobs: Job<never>[]) => Promise<void>,
+): Promise<void> {
   for (let i = 0; i < concurrency; i++) {
     let id = '';
     id = await boss.work(
-      queues.buildVersion,
+      queue,
       { batchSize: 1, pollingIntervalSeconds: 0.5, notifyPollingIntervalSeconds: 0.5 },
-      async (jobs: Parameters<typeof handler>[0]) => {
+      async (jobs: Job<never>[]) => {
         try {
           await handler(jobs);
         } finally {
@@ -46,7 +52,8 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
     await ensureSchedules(boss);
     await boss.work(queues.purgeIdempotencyKeys, purgeIdempotencyKeys(pool, log));
     await boss.work(queues.purgeStaleFiles, purgeStaleFiles(pool, log));
-    await workBuilds(boss, config.workerConcurrency, buildVersion(pool, meter, log));
+    await workBuilds(boss, queues.buildVersion, config.workerConcurrency, buildVersion(pool, meter, log));
+    await workBuilds(boss, queues.buildExport, config.workerConcurrency, buildExport(pool, meter, log));
   } catch (error) {
     await boss.stop({ graceful: false }).catch(() => {});
     await pool.end();

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { datasetNotFound, findDataset } from '../../../shared/datasets.ts';
-import { createUpload, signedPath, signingSecret } from '../../../shared/uploads.ts';
+import { signingSecret, signPath } from '../../../shared/signedUrls.ts';
+import { createUpload, uploadPath } from '../../../shared/uploads.ts';
 import { defineOperation } from '../../operation.ts';
 import { tenantOf } from '../../principal.ts';
 import { DatasetIdParams } from '../datasets/schemas.ts';
@@ -54,7 +55,7 @@ export default defineOperation({
       object: 'upload',
       datasetId: dataset.id,
       status: upload.status,
-      url: deps.config.baseUrl + signedPath(secret, upload.id, upload.expiresAt.getTime() / 1000),
+      url: deps.config.baseUrl + signPath(secret, uploadPath(upload.id), upload.expiresAt.getTime() / 1000),
       method: 'PUT',
       expiresAt: upload.expiresAt.toISOString(),
       maxBytes: upload.maxBytes,

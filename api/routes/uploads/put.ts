@@ -3,7 +3,8 @@
 import { z } from 'zod';
 import { deleteBlob, writeBlob } from '../../../shared/blobs.ts';
 import { Problem } from '../../../shared/problems.ts';
-import { attachBlob, findUpload, signatureValid, signingSecret } from '../../../shared/uploads.ts';
+import { signatureValid, signingSecret } from '../../../shared/signedUrls.ts';
+import { attachBlob, findUpload, uploadPath } from '../../../shared/uploads.ts';
 import { defineOperation } from '../../operation.ts';
 
 const forbidden = () => new Problem('forbidden', 'The upload URL is not valid or has expired. Request a new one.');
@@ -29,7 +30,7 @@ export default defineOperation({
   problems: ['forbidden', 'payload-too-large', 'conflict'],
   async handle({ req, res, deps, params, query }) {
     const secret = await signingSecret(deps.pool);
-    if (!signatureValid(secret, params.uploadId, query.expires, query.signature)) throw forbidden();
+    if (!signatureValid(secret, uploadPath(params.uploadId), query.expires, query.signature)) throw forbidden();
     const upload = await findUpload(deps.pool, params.uploadId);
     if (!upload) throw forbidden();
     if (upload.status === 'used') throw used();

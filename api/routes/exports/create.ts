@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { datasetNotFound, findDataset } from '../../../shared/datasets.ts';
+import { withTransaction } from '../../../shared/db.ts';
+import { createExport } from '../../../shared/exports.ts';
+import { Problem } from '../../../shared/problems.ts';
+import { findVersion } from '../../../shared/versions.ts';
+import { defineOperation } from '../../operation.ts';
+import { tenantOf } from '../../principal.ts';
+import { DatasetIdParams } from '../datasets/schemas.ts';
+import { ExportSchema, renderExport } from './render.ts';
+
+export const CreateExportBody = z
+  .strictObject({
+    format: z.enum(['csv', 'jsonl']),
+    versionId: z.string().min(1).max(100).optional().meta({ description: 'Default: the active version.' }),
+  })
+  .meta({ id: 'CreateExportRequest' });
+
+export default defineOperation({
+  operationId: 'createExport',
+  method: 'post',
+  path: '/v1/datasets/:id/exports',
+  surface: 'v1',
+  tags: ['Exports'],
+  summary: 'Request an export',
+  description:
+    'Queues an export of a version\'s rows (the active one by default) as CSV (the contract\'s columns, in order: uploading it again ' +
+    'gives the same metrics and catalog) or JSONL. A worker builds it; GET the export until it is ready. 404 when there is no such ' +
+    'version or it failed.',
+  params: DatasetIdParams,
+  body: CreateExportBody,
+  responses: { 202: { description: 'The export, queued.', schema: ExportSchema, headers: { Location: 'URL of the export.' } } },
+  problems: ['not-found', 'bad-request', 'unsupported-media-type'],
+  async handle({ res, deps, params, body }) {
+    const tenant = tenantOf(res);
+    const dataset = await findDataset(deps.pool, tenant, params.id);
+    if (!dataset) throw datasetNotFound(params.id);
+    const versionId = body.versionId ?? dataset.activeVersionId;
+    if (!versionId) throw new Problem('not-found', 'The dataset has no active version to export.');
+    const version = await findVersion(deps.pool, tenant, dataset.id, versionId);
+    if (!version || !['active', 'superseded'].includes(version.status)) {
+      throw new Problem('not-found', `No exportable version with id ${JSON.stringify(versionId)} exists: only built versions can be exported.`);
+    }
+    const created = await withTransaction(deps.pool, (client) => createExport(client, deps.boss, { datasetId: dataset.id, versionId, format: body.format }));
+    res
+      .status(202)
+      .location(`${deps.config.baseUrl}/v1/datasets/${dataset.id}/exports/${created.id}`)
+      .json(await renderExport(deps.pool, created, deps.config.baseUrl));
+  },
+});

@@ -1,0 +1,30 @@
+// GET /exports/{id}/download?expires=…&signature=…: the signed downloadUrl, outside /v1. The
+// signature is the permission; it expires one hour after the export was read.
+import { z } from 'zod';
+import { exportById, exportPath } from '../../../shared/exports.ts';
+import { Problem } from '../../../shared/problems.ts';
+import { signatureValid, signingSecret } from '../../../shared/signedUrls.ts';
+import { defineOperation } from '../../operation.ts';
+import { sendExportFile } from './render.ts';
+
+export default defineOperation({
+  operationId: 'downloadExport',
+  method: 'get',
+  path: '/exports/:exportId/download',
+  surface: 'public',
+  tags: ['Exports'],
+  summary: 'Download an export through its signed URL',
+  description: 'No credential: the signature is the permission. 403 for a bad or expired signature.',
+  params: z.object({ exportId: z.string().min(1).max(100) }),
+  query: z.object({ expires: z.string().optional(), signature: z.string().optional() }),
+  responses: { 200: { description: 'The file.', contentType: 'text/csv', schema: z.string() } },
+  problems: ['forbidden', 'conflict'],
+  async handle({ res, deps, params, query }) {
+    const secret = await signingSecret(deps.pool);
+    const forbidden = new Problem('forbidden', 'The download URL is not valid or has expired. Read the export again for a new one.');
+    if (!signatureValid(secret, exportPath(params.exportId), query.expires, query.signature)) throw forbidden;
+    const exp = await exportById(deps.pool, params.exportId);
+    if (!exp) throw forbidden;
+    await sendExportFile(deps.pool, res, exp);
+  },
+});

@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import { findExport } from '../../../shared/exports.ts';
+import { Problem } from '../../../shared/problems.ts';
+import { defineOperation } from '../../operation.ts';
+import { tenantOf } from '../../principal.ts';
+import { ExportSchema, renderExport, sendExportFile } from './render.ts';
+
+const ExportParams = z.object({ id: z.string().min(1).max(100), exportId: z.string().min(1).max(100) });
+const exportNotFound = (id: string) => new Problem('not-found', `No export with id ${JSON.stringify(id)} exists.`);
+
+export const getExport = defineOperation({
+  operationId: 'getExport',
+  method: 'get',
+  path: '/v1/datasets/:id/exports/:exportId',
+  surface: 'v1',
+  tags: ['Exports'],
+  summary: 'Retrieve an export',
+  description: 'Its status; when ready, a signed `downloadUrl` valid one hour (a new one on each read).',
+  params: ExportParams,
+  responses: { 200: { description: 'The export.', schema: ExportSchema } },
+  problems: ['not-found'],
+  async handle({ res, deps, params }) {
+    const exp = await findExport(deps.pool, tenantOf(res), params.id, params.exportId);
+    if (!exp) throw exportNotFound(params.exportId);
+    res.json(await renderExport(deps.pool, exp, deps.config.baseUrl));
+  },
+});
+
+export const getExportContent = defineOperation({
+  operationId: 'getExportContent',
+  method: 'get',
+  path: '/v1/datasets/:id/exports/:exportId/content',
+  surface: 'v1',
+  tags: ['Exports'],
+  summary: 'Download an export with the credential',
+  description: 'The file, streamed: text/csv or application/jsonl, as an attachment. 409 while the export is not ready.',
+  params: ExportParams,
+  responses: {
+    200: { description: 'The file.', contentType: 'text/csv', schema: z.string() },
+  },
+  problems: ['not-found', 'conflict'],
+  async handle({ res, deps, params }) {
+    const exp = await findExport(deps.pool, tenantOf(res), params.id, params.exportId);
+    if (!exp) throw exportNotFound(params.exportId);
+    await sendExportFile(deps.pool, res, exp);
+  },
+});

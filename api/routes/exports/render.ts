@@ -1,0 +1,66 @@
+import type { Response } from 'express';
+import { z } from 'zod';
+import { readBlob } from '../../../shared/blobs.ts';
+import type { Queryable } from '../../../shared/db.ts';
+import { exportPath, type ExportRecord } from '../../../shared/exports.ts';
+import { Problem } from '../../../shared/problems.ts';
+import { SIGNED_URL_TTL_SECONDS, signingSecret, signPath } from '../../../shared/signedUrls.ts';
+import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
+
+export const ExportSchema = z
+  .object({
+    id: z.string(),
+    object: z.literal('export'),
+    datasetId: z.string(),
+    versionId: z.string(),
+    format: z.enum(['csv', 'jsonl']),
+    status: z.enum(['queued', 'building', 'ready', 'failed']),
+    rowCount: z.number().int().nullable(),
+    bytes: z.number().int().nullable(),
+    failure: z.string().nullable().meta({ description: 'Why the build failed, when it did.' }),
+    createdAt: z.string().meta({ format: 'date-time' }),
+    completedAt: z.string().nullable().meta({ format: 'date-time' }),
+    expiresAt: z.string().nullable().meta({ format: 'date-time', description: 'When the file is deleted.' }),
+    downloadUrl: z.string().nullable().meta({ description: 'When ready: a signed URL valid one hour, needing no credential.' }),
+  })
+  .meta({ id: 'Export' });
+
+export async function renderExport(db: Queryable, exp: ExportRecord, baseUrl: string) {
+  let downloadUrl: string | null = null;
+  if (exp.status === 'ready') {
+    const expires = Math.floor(Date.now() / 1000) + SIGNED_URL_TTL_SECONDS;
+    downloadUrl = baseUrl + signPath(await signingSecret(db), exportPath(exp.id), expires);
+  }
+  return {
+    id: exp.id,
+    object: 'export' as const,
+    datasetId: exp.datasetId,
+    versionId: exp.versionId,
+    format: exp.format,
+    status: exp.status,
+    rowCount: exp.rowCount,
+    bytes: exp.bytes,
+    failure: exp.failure,
+    createdAt: exp.createdAt.toISOString(),
+    completedAt: exp.completedAt?.toISOString() ?? null,
+    expiresAt: exp.expiresAt?.toISOString() ?? null,
+    downloadUrl,
+  };
+}
+
+const CONTENT_TYPES = { csv: 'text/csv; charset=utf-8', jsonl: 'application/jsonl; charset=utf-8' } as const;
+
+/** Streams a ready export's file as a download. */
+export async function sendExportFile(db: Queryable, res: Response, exp: ExportRecord): Promise<void> {
+  if (exp.status !== 'ready' || !exp.blobId) {
+    throw new Problem('conflict', `The export is ${exp.status}, not ready: GET the export until its status is ready.`);
+  }
+  res
+    .status(200)
+    .set('Content-Type', CONTENT_TYPES[exp.format])
+    .set('Content-Length', String(exp.bytes))
+    .set('Content-Disposition', `attachment; filename="${exp.id}.${exp.format}"`)
+    .set('Cache-Control', 'private, no-store');
+  await pipeline(Readable.from(readBlob(db, exp.blobId)), res);
+}

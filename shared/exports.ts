@@ -1,0 +1,137 @@
+// Exports: a version's rows as CSV (the contract's columns, in order) or JSONL, written by a
+// worker with COPY … TO STDOUT straight into the blob store, downloaded as a stream.
+import type { PgBoss } from 'pg-boss';
+import type { Client, Queryable } from './db.ts';
+import type { Tenant } from './datasets.ts';
+import { newId } from './ids.ts';
+import { queues } from './queue.ts';
+
+export type ExportFormat = 'csv' | 'jsonl';
+export const EXPORT_RETENTION = '7 days';
+export const exportPath = (id: string) => `/exports/${id}/download`;
+
+export type ExportRecord = {
+  id: string;
+  datasetId: string;
+  versionId: string;
+  format: ExportFormat;
+  status: 'queued' | 'building' | 'ready' | 'failed';
+  blobId: string | null;
+  rowCount: number | null;
+  bytes: number | null;
+  failure: string | null;
+  createdAt: Date;
+  completedAt: Date | null;
+  expiresAt: Date | null;
+};
+
+type Row = {
+  id: string;
+  dataset_id: string;
+  version_id: string;
+  format: ExportFormat;
+  status: ExportRecord['status'];
+  blob_id: string | null;
+  row_count: number | null;
+  bytes: number | null;
+  failure: string | null;
+  created_at: Date;
+  completed_at: Date | null;
+  expires_at: Date | null;
+};
+
+const toRecord = (r: Row): ExportRecord => ({
+  id: r.id,
+  datasetId: r.dataset_id,
+  versionId: r.version_id,
+  format: r.format,
+  status: r.status,
+  blobId: r.blob_id,
+  rowCount: r.row_count,
+  bytes: r.bytes,
+  failure: r.failure,
+  createdAt: r.created_at,
+  completedAt: r.completed_at,
+  expiresAt: r.expires_at,
+});
+
+const inTransaction = (client: Client) => ({ executeSql: (text: string, values?: unknown[]) => client.query(text, values) });
+
+/** The export row and its build job, in the caller's transaction. */
+export async function createExport(
+  client: Client,
+  boss: PgBoss,
+  input: { datasetId: string; versionId: string; format: ExportFormat },
+): Promise<ExportRecord> {
+  const { rows } = await client.query<Row>(
+    `INSERT INTO exports (id, dataset_id, version_id, format, status) VALUES ($1, $2, $3, $4, 'queued') RETURNING *`,
+    [newId('exp'), input.datasetId, input.versionId, input.format],
+  );
+  const created = toRecord(rows[0]!);
+  await boss.send(queues.buildExport, { exportId: created.id }, { db: inTransaction(client) });
+  return created;
+}
+
+export async function findExport(db: Queryable, tenant: Tenant, datasetId: string, exportId: string): Promise<ExportRecord | undefined> {
+  const { rows } = await db.query<Row>(
+    `SELECT e.* FROM exports e JOIN datasets d ON d.id = e.dataset_id
+     WHERE e.id = $1 AND e.dataset_id = $2 AND d.account_id = $3 AND d.mode = $4`,
+    [exportId, datasetId, tenant.accountId, tenant.mode],
+  );
+  return rows[0] && toRecord(rows[0]);
+}
+
+/** For signed downloads and the worker: the export whatever the tenant. */
+export async function exportById(db: Queryable, exportId: string): Promise<(ExportRecord & { accountId: string; mode: 'test' | 'live' }) | undefined> {
+  const { rows } = await db.query<Row & { account_id: string; mode: 'test' | 'live' }>(
+    `SELECT e.*, d.account_id, d.mode FROM exports e JOIN datasets d ON d.id = e.dataset_id WHERE e.id = $1`,
+    [exportId],
+  );
+  const r = rows[0];
+  return r && { ...toRecord(r), accountId: r.account_id, mode: r.mode };
+}
+
+const VERSION_ID = /^ver_[0-9a-z]{20}$/;
+
+/**
+ * The COPY … TO STDOUT statement for a version's rows (COPY takes no parameters: the id is
+ * checked against our id format before it is inlined). CSV carries the contract's header;
+ * JSONL is one json_build_object per line, sent as CSV with a delimiter and quote that JSON text
+ * never contains, so nothing is quoted or escaped (text format would double its backslashes).
+ */
+export function exportCopySql(versionId: string, format: ExportFormat): string {
+  if (!VERSION_ID.test(versionId)) throw new Error(`not a version id: ${versionId}`);
+  const rows = `FROM contract_rows WHERE version_id = '${versionId}' ORDER BY row_number`;
+  if (format === 'csv') {
+    return `COPY (SELECT contract_id AS "contractId", customer, product, to_char(start_date, 'YYYY-MM-DD') AS "startDate",
+      to_char(end_date, 'YYYY-MM-DD') AS "endDate", amount, currency ${rows}) TO STDOUT WITH (FORMAT csv, HEADER)`;
+  }
+  return `COPY (SELECT json_build_object('contractId', contract_id, 'customer', customer, 'product', product,
+      'startDate', to_char(start_date, 'YYYY-MM-DD'), 'endDate', to_char(end_date, 'YYYY-MM-DD'),
+      'amount', amount::text, 'currency', currency::text) ${rows}) TO STDOUT WITH (FORMAT csv, DELIMITER E'\\x02', QUOTE E'\\x01')`;
+}
+
+export async function markExportBuilding(db: Queryable, exportId: string): Promise<void> {
+  await db.query(`UPDATE exports SET status = 'building' WHERE id = $1`, [exportId]);
+}
+
+export async function markExportReady(db: Queryable, exportId: string, file: { blobId: string; bytes: number; rowCount: number }): Promise<void> {
+  await db.query(
+    `UPDATE exports SET status = 'ready', blob_id = $2, bytes = $3, row_count = $4, completed_at = clock_timestamp(),
+       expires_at = clock_timestamp() + interval '${EXPORT_RETENTION}' WHERE id = $1`,
+    [exportId, file.blobId, file.bytes, file.rowCount],
+  );
+}
+
+export async function markExportFailed(db: Queryable, exportId: string, failure: string): Promise<void> {
+  await db.query(`UPDATE exports SET status = 'failed', failure = $2, completed_at = clock_timestamp() WHERE id = $1`, [exportId, failure]);
+}
+
+/** Deletes exports (and their files) past their expiry. */
+export async function purgeExpiredExports(db: Queryable): Promise<number> {
+  const { rowCount } = await db.query(
+    `WITH gone AS (DELETE FROM exports WHERE expires_at < now() RETURNING blob_id)
+     DELETE FROM blobs WHERE id IN (SELECT blob_id FROM gone)`,
+  );
+  return rowCount ?? 0;
+}

@@ -1,0 +1,46 @@
+// Builds an export: the version's rows, COPYed out of PostgreSQL and streamed into the blob
+// store chunk by chunk, never whole in memory.
+import type { Job } from 'pg-boss';
+import { to as copyTo } from 'pg-copy-streams';
+import { deleteBlob, writeBlob } from '../../shared/blobs.ts';
+import type { Pool } from '../../shared/db.ts';
+import { exportById, exportCopySql, markExportBuilding, markExportFailed, markExportReady } from '../../shared/exports.ts';
+import type { Logger } from '../../shared/log.ts';
+import { BUILD_RETRY_LIMIT } from '../../shared/queue.ts';
+import type { UsageMeter } from '../../shared/usage.ts';
+
+export type ExportJob = { exportId: string };
+
+export function buildExport(pool: Pool, meter: UsageMeter, log: Logger) {
+  return async ([job]: Job<ExportJob>[]): Promise<void> => {
+    const { exportId } = job!.data;
+    const exp = await exportById(pool, exportId);
+    if (!exp || exp.status === 'ready' || exp.status === 'failed') return;
+    try {
+      await markExportBuilding(pool, exportId);
+      const client = await pool.connect();
+      let blob;
+      try {
+        blob = await writeBlob(pool, client.query(copyTo(exportCopySql(exp.versionId, exp.format))), Number.MAX_SAFE_INTEGER);
+      } finally {
+        client.release();
+      }
+      const { rows } = await pool.query<{ row_count: number }>('SELECT row_count FROM versions WHERE id = $1', [exp.versionId]);
+      const rowCount = rows[0]?.row_count ?? 0;
+      try {
+        await markExportReady(pool, exportId, { blobId: blob.id, bytes: blob.bytes, rowCount });
+      } catch (error) {
+        await deleteBlob(pool, blob.id).catch(() => {});
+        throw error;
+      }
+      meter.add(exp.accountId, exp.mode, 'export_rows', rowCount);
+      log.info({ exportId, format: exp.format, rows: rowCount, bytes: blob.bytes }, 'export built');
+    } catch (error) {
+      log.error({ err: error, exportId, attempt: job!.retryCount }, 'export failed');
+      if (job!.retryCount >= BUILD_RETRY_LIMIT) {
+        await markExportFailed(pool, exportId, 'The export could not be built. Request a new one.');
+      }
+      throw error;
+    }
+  };
+}
