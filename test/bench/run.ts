@@ -1,5 +1,5 @@
 // `npm run bench -- <scenario>`: benchmarks that print a table against a baseline measured in the
-// same run. Scenarios: api, ingest.
+// same run. Scenarios: api, ingest, export.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import autocannon from 'autocannon';
@@ -10,6 +10,7 @@ import { createDataset } from '../../shared/datasets.ts';
 import { freePort } from '../../shared/embeddedPostgres.ts';
 import { projectRoot } from '../../shared/paths.ts';
 import { createTestDatabase, startTestDatabaseServer, stopTestDatabaseServer } from '../setup/database.ts';
+import { benchExport } from './export.ts';
 import { benchIngest } from './ingest.ts';
 
 const DURATION_S = Number(process.env['BENCH_DURATION_S'] ?? 10);
@@ -81,7 +82,7 @@ async function benchApi(): Promise<void> {
   console.log(`target: >= 0.80x baseline and p99 <= 25 ms: ${ratio >= 0.8 && ours.p99 <= 25 ? 'met' : 'NOT met'} (${ratio.toFixed(2)}x, p99 ${ours.p99} ms)`);
 }
 
-const scenarios: Record<string, () => Promise<void>> = { api: benchApi, ingest: () => benchIngest(process.argv.slice(3)) };
+const scenarios: Record<string, () => Promise<void>> = { api: benchApi, ingest: () => benchIngest(process.argv.slice(3)), export: benchExport };
 const name = process.argv[2] ?? 'api';
 const scenario = scenarios[name];
 if (!scenario) {
