@@ -9,7 +9,10 @@ import { createPool, type Pool } from '../shared/db.ts';
 import { openDatabase } from '../shared/embeddedPostgres.ts';
 import { createLogger } from '../shared/log.ts';
 import { migrate } from '../shared/migrate.ts';
+import { listFailedJobs, NotRetryable, retryJob } from '../shared/jobs.ts';
+import { createBoss, ensureQueues } from '../shared/queue.ts';
 import { readUsage } from '../shared/usage.ts';
+import type { PgBoss } from 'pg-boss';
 
 class UsageError extends Error {}
 
@@ -20,7 +23,9 @@ const USAGE = `usage: operator <command>
   keys list --account ACC
   keys revoke KEY_ID
   members add --account ACC --email EMAIL
-  usage --account ACC [--from YYYY-MM-DD] [--to YYYY-MM-DD]`;
+  usage --account ACC [--from YYYY-MM-DD] [--to YYYY-MM-DD]
+  jobs list
+  jobs retry JOB_ID`;
 
 type Values = { name?: string; account?: string; mode?: string; email?: string; from?: string; to?: string };
 
@@ -35,9 +40,21 @@ async function existingAccount(pool: Pool, id: string): Promise<string> {
   return id;
 }
 
+/** A pg-boss producer for the one command that enqueues. */
+async function withQueue<T>(databaseUrl: string, work: (boss: PgBoss) => Promise<T>): Promise<T> {
+  const boss = createBoss(databaseUrl, 'producer', createLogger({ logLevel: 'warn' }, 'operator', 2));
+  await boss.start();
+  try {
+    await ensureQueues(boss);
+    return await work(boss);
+  } finally {
+    await boss.stop({ graceful: false });
+  }
+}
+
 const isDay = (s: string) => /^\d{4}-\d{2}-\d{2}$/.test(s) && !Number.isNaN(Date.parse(`${s}T00:00:00Z`));
 
-async function run(pool: Pool, command: string, positionals: string[], values: Values): Promise<unknown> {
+async function run(pool: Pool, databaseUrl: string, command: string, positionals: string[], values: Values): Promise<unknown> {
   switch (command) {
     case 'accounts create':
       return createAccount(pool, required(values, 'name'));
@@ -68,6 +85,21 @@ async function run(pool: Pool, command: string, positionals: string[], values: V
         if (values[f] !== undefined && !isDay(values[f]!)) throw new UsageError(`--${f} must be a date YYYY-MM-DD`);
       }
       return readUsage(pool, await existingAccount(pool, required(values, 'account')), { from: values.from, to: values.to });
+    }
+    case 'jobs list':
+      return listFailedJobs(pool);
+    case 'jobs retry': {
+      const jobId = positionals[0];
+      if (!jobId) throw new UsageError('jobs retry takes JOB_ID');
+      return withQueue(databaseUrl, async (boss) => {
+        try {
+          const retried = await retryJob(pool, boss, jobId);
+          if (!retried) throw new UsageError(`no failed or dead-lettered job ${jobId}`);
+          return retried;
+        } catch (error) {
+          throw error instanceof NotRetryable ? new UsageError(error.message) : error;
+        }
+      });
     }
     default:
       throw new UsageError(`unknown command: ${command || '(none)'}\n${USAGE}`);
@@ -114,7 +146,7 @@ async function main(): Promise<number> {
   const pool = createPool(database.url, 2, 'dataset-service-operator');
   try {
     await migrate(pool);
-    const result = await run(pool, command, positionals, parsed.values as Values);
+    const result = await run(pool, database.url, command, positionals, parsed.values as Values);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
   } catch (error) {

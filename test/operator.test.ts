@@ -112,3 +112,54 @@ describe('operator command line', () => {
     }
   });
 });
+
+describe('operator: failed and dead-lettered jobs', () => {
+  let svc: TestService;
+  before(async () => (svc = await startService()));
+  after(() => svc.stop());
+
+  const operator = (...args: string[]) => runScript('bin/operator.ts', args, { DATABASE_URL: svc.databaseUrl });
+
+  it('when a build job is dead-lettered, then jobs list shows it and jobs retry builds the version', async () => {
+    const { key } = await svc.tenant();
+    const { HEADER, newDataset, postCsv } = await import('./support/ingest.ts');
+    const { queues } = await import('../shared/queue.ts');
+    const ds = await newDataset(svc, key);
+    // A version whose build failed for good (as after its last retry), with its job dead-lettered.
+    await svc.worker!.boss.offWork(queues.buildVersion);
+    const version = await postCsv(svc, key, ds, `${HEADER}\nc1,Acme,,2026-01-01,2026-12-31,5,EUR\n`, { wait: 0 });
+    await svc.db.query(
+      `UPDATE versions SET status = 'failed', problem = '{"type":"internal","detail":"x","errorCount":0}' WHERE id = $1`,
+      [version.json.id],
+    );
+    await svc.db.query(`DELETE FROM pgboss.job WHERE name = $1`, [queues.buildVersion]);
+    const deadId = await svc.worker!.boss.send(queues.buildVersionDead, { versionId: version.json.id });
+
+    const listed = await operator('jobs', 'list');
+    expect(listed.code, listed.stderr).to.equal(0);
+    const jobs = JSON.parse(listed.stdout);
+    expect(jobs).to.have.length(1);
+    expect(jobs[0]).to.include({ id: deadId, queue: queues.buildVersionDead, deadLettered: true });
+    expect(jobs[0].data).to.deep.equal({ versionId: version.json.id });
+
+    const { startWorker } = await import('../worker/worker.ts');
+    const { createLogger } = await import('../shared/log.ts');
+    const worker = await startWorker(svc.config, svc.databaseUrl, createLogger({ logLevel: 'silent' }, 'w'));
+    try {
+      const retried = await operator('jobs', 'retry', deadId!);
+      expect(retried.code, retried.stderr).to.equal(0);
+      expect(JSON.parse(retried.stdout)).to.include({ queue: queues.buildVersion, retried: true });
+      let status = '';
+      for (let i = 0; i < 100 && status !== 'active'; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        status = (await svc.request(`/v1/datasets/${ds}/versions/${version.json.id}`, { key })).json.status;
+      }
+      expect(status).to.equal('active');
+      expect(JSON.parse((await operator('jobs', 'list')).stdout)).to.deep.equal([]);
+      const again = await operator('jobs', 'retry', deadId!);
+      expect(again.code).to.equal(2);
+    } finally {
+      await worker.stop();
+    }
+  });
+});
