@@ -5,11 +5,15 @@ import { createLogger, type Logger } from './log.ts';
 
 export type Stoppable = { name: string; stop(): Promise<void> };
 
+// Each part honours SHUTDOWN_TIMEOUT_MS itself (pg-boss, for one, waits at least a second for
+// running jobs, then hands them back); this margin only catches a part that hangs.
+const DEADLINE_MARGIN_MS = 5_000;
+
 export async function stopAll(parts: Stoppable[], log: Logger, timeoutMs: number): Promise<boolean> {
   let clean = true;
   for (const part of [...parts].reverse()) {
     let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
+    const deadline = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs + DEADLINE_MARGIN_MS)));
     try {
       const outcome = await Promise.race([part.stop().then(() => 'stopped' as const), deadline]);
       if (outcome === 'timeout') {

@@ -82,7 +82,8 @@ export async function createVersion(
     [newId('ver'), input.datasetId, input.blobId, input.uploadId ?? null, input.requestPath, input.bytesTotal],
   );
   const version = toRecord(rows[0]!);
-  await boss.send(queues.buildVersion, { versionId: version.id }, { db: inTransaction(client) });
+  // The dataset is the job's group: one build per dataset at a time, in creation order.
+  await boss.send(queues.buildVersion, { versionId: version.id }, { db: inTransaction(client), group: { id: input.datasetId } });
   return version;
 }
 
@@ -134,6 +135,17 @@ export async function versionForBuild(db: Queryable, versionId: string) {
 export const VERSION_FINISHED_CHANNEL = 'version_finished';
 
 // The build's steps, for the worker.
+
+/**
+ * Inside the build's transaction: waits until no other build of this version holds it (a retry
+ * can start while a stopped worker's build is still finishing), then tells whether it still
+ * needs building.
+ */
+export async function claimBuild(client: Client, versionId: string): Promise<boolean> {
+  await client.query(`SELECT pg_advisory_xact_lock(hashtext('build-version'), hashtext($1))`, [versionId]);
+  const { rows } = await client.query<{ status: VersionStatus }>('SELECT status FROM versions WHERE id = $1', [versionId]);
+  return rows[0] !== undefined && !FINISHED.includes(rows[0].status);
+}
 
 /** Marks a version building (again, on a retry): progress reset, errors of an earlier try gone. */
 export async function startBuild(db: Queryable, versionId: string): Promise<void> {

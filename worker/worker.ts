@@ -27,7 +27,8 @@ async function workBuilds(
     let id = '';
     id = await boss.work(
       queue,
-      { batchSize: 1, pollingIntervalSeconds: 0.5, notifyPollingIntervalSeconds: 0.5 },
+      // groupConcurrency 1: builds of one dataset (the job's group) never run at once, anywhere.
+      { batchSize: 1, pollingIntervalSeconds: 0.5, notifyPollingIntervalSeconds: 0.5, groupConcurrency: 1 },
       async (jobs: Job<never>[]) => {
         try {
           await handler(jobs);

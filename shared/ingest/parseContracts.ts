@@ -44,6 +44,8 @@ export async function parseContracts(options: {
   report: (error: RowError) => void;
   /** Rows seen and bytes read so far; called as the file streams. */
   progress?: (rows: number, bytes: number) => void;
+  /** Aborts the parse (and the COPY it feeds). */
+  signal?: AbortSignal;
 }): Promise<ParseOutcome> {
   const { versionId, report } = options;
   const iterator = options.source[Symbol.asyncIterator]();
@@ -135,6 +137,7 @@ export async function parseContracts(options: {
     parser,
     toCopy,
     options.sink,
+    ...(options.signal ? [{ signal: options.signal }] : []),
   );
   if (!validator && !stopped && rows === 0) {
     report({ row: 1, field: '*', code: 'empty_file', message: 'The file is empty.' });

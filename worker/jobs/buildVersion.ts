@@ -18,6 +18,7 @@ import { computeReads } from '../../shared/reads.ts';
 import type { UsageMeter } from '../../shared/usage.ts';
 import {
   activateVersion,
+  claimBuild,
   FINISHED,
   finishVersion,
   recordProgress,
@@ -37,7 +38,7 @@ export function buildVersion(pool: Pool, meter: UsageMeter, log: Logger) {
     const version = await versionForBuild(pool, versionId);
     if (!version || FINISHED.includes(version.status)) return; // already built (a retry after commit)
     try {
-      await build(pool, meter, log, version);
+      await build(pool, meter, log, version, job!.signal);
     } catch (error) {
       log.error({ err: error, versionId, attempt: job!.retryCount }, 'build failed');
       if (job!.retryCount >= BUILD_RETRY_LIMIT) {
@@ -62,7 +63,7 @@ function phases() {
   };
 }
 
-async function build(pool: Pool, meter: UsageMeter, log: Logger, version: Buildable): Promise<void> {
+async function build(pool: Pool, meter: UsageMeter, log: Logger, version: Buildable, signal: AbortSignal): Promise<void> {
   const versionId = version.id;
   await startBuild(pool, versionId);
   const spill = new ErrorSpill(pool, versionId);
@@ -75,7 +76,13 @@ async function build(pool: Pool, meter: UsageMeter, log: Logger, version: Builda
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
+    if (!(await claimBuild(client, versionId))) {
+      await client.query('ROLLBACK');
+      return; // another attempt built it meanwhile
+    }
     const parsed = await parseContracts({
+      // pg-boss aborts when this attempt lost its job (a stopping worker hands it back).
+      signal,
       source: readBlob(pool, version.blobId!),
       versionId,
       sink: client.query(copyFrom(`COPY contract_rows (${COPY_COLUMNS}) FROM STDIN`)),

@@ -1,0 +1,102 @@
+import { expect } from 'chai';
+import type { ChildProcess } from 'node:child_process';
+import { contractsCsv } from './support/contracts.ts';
+import { HEADER, newDataset, postCsv } from './support/ingest.ts';
+import { startScript } from './support/processes.ts';
+import { startService, type TestService } from './support/service.ts';
+
+type Worker = { child: ChildProcess; output: () => string; exited: Promise<number | null> };
+
+describe('workers that scale out', function () {
+  this.timeout(120_000);
+  let svc: TestService;
+  let key: string;
+  let workers: Worker[] = [];
+  before(async () => {
+    svc = await startService({ worker: false });
+    ({ key } = await svc.tenant());
+  });
+  afterEach(async () => {
+    for (const w of workers) w.child.kill('SIGTERM');
+    await Promise.all(workers.map((w) => w.exited));
+    workers = [];
+  });
+  after(() => svc.stop());
+
+  const startWorkers = async (n: number, env: Record<string, string> = {}) => {
+    const started = await Promise.all(
+      Array.from({ length: n }, () => startScript('worker/main.ts', { DATABASE_URL: svc.databaseUrl, ...env }, /worker started/)),
+    );
+    workers.push(...started);
+    return started;
+  };
+  const builtBy = (w: Worker, versionId: string) => w.output().split('\n').filter((l) => l.includes('"version built"') && l.includes(versionId)).length;
+
+  it('when three workers share ten concurrent uploads, then each version is built exactly once and the work is shared', async () => {
+    const three = await startWorkers(3);
+    const datasets = await Promise.all(Array.from({ length: 10 }, () => newDataset(svc, key)));
+    const file = contractsCsv(20_000);
+    const replies = await Promise.all(datasets.map((ds) => postCsv(svc, key, ds, file, { wait: 60 })));
+    expect(replies.map((r) => r.status)).to.deep.equal(Array(10).fill(201));
+    // Each worker logs a build after committing it and deleting the file: wait for the lines.
+    const logged = () => replies.every((r) => three.some((w) => builtBy(w, r.json.id) > 0));
+    for (let i = 0; i < 100 && !logged(); i++) await new Promise((r) => setTimeout(r, 20));
+    for (const reply of replies) {
+      const builds = three.map((w) => builtBy(w, reply.json.id));
+      expect(builds.reduce((a, b) => a + b, 0), reply.json.id).to.equal(1);
+    }
+    const busy = three.filter((w) => replies.some((r) => builtBy(w, r.json.id) > 0));
+    expect(busy.length).to.be.greaterThanOrEqual(2);
+  });
+
+  it("when one dataset gets several versions at once, then its builds run one at a time in creation order", async () => {
+    await startWorkers(2);
+    const ds = await newDataset(svc, key);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      ids.push((await postCsv(svc, key, ds, contractsCsv(20_000 + i), { wait: 0 })).json.id);
+    }
+    for (let i = 0; i < 400; i++) {
+      const { rows } = await svc.db.query(`SELECT count(*) FILTER (WHERE status IN ('active', 'superseded')) AS done FROM versions WHERE dataset_id = $1`, [ds]);
+      if (Number(rows[0].done) === 3) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const { rows } = await svc.db.query('SELECT id, status, started_at, completed_at FROM versions WHERE dataset_id = $1 ORDER BY seq', [ds]);
+    expect(rows.map((r: { id: string }) => r.id)).to.deep.equal(ids);
+    expect(rows.map((r: { status: string }) => r.status)).to.deep.equal(['superseded', 'superseded', 'active']);
+    for (let i = 1; i < rows.length; i++) {
+      expect(rows[i].started_at.getTime(), `build ${i} started before build ${i - 1} ended`).to.be.at.least(rows[i - 1].completed_at.getTime());
+    }
+    expect((await svc.request(`/v1/datasets/${ds}`, { key })).json.activeVersionId).to.equal(ids[2]);
+  });
+
+  it('when a worker gets SIGTERM mid-build, then it hands the job back and another worker finishes it', async () => {
+    const [first] = await startWorkers(1, { SHUTDOWN_TIMEOUT_MS: '1000' });
+    const ds = await newDataset(svc, key);
+    const created = await postCsv(svc, key, ds, contractsCsv(600_000), { wait: 0 });
+    const path = `/v1/datasets/${ds}/versions/${created.json.id}`;
+    for (let i = 0; i < 600; i++) {
+      const v = (await svc.request(path, { key })).json;
+      if (v.status === 'building' && v.progress.rowsProcessed > 0) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    first!.child.kill('SIGTERM');
+    expect(await first!.exited).to.equal(0);
+    expect((await svc.request(path, { key })).json.status).to.be.oneOf(['building', 'queued']);
+    expect((await svc.request(`/v1/datasets/${ds}`, { key })).json.activeVersionId).to.equal(null);
+
+    const [second] = await startWorkers(1);
+    let version = (await svc.request(path, { key })).json;
+    for (let i = 0; i < 600 && version.status !== 'active'; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      version = (await svc.request(path, { key })).json;
+    }
+    expect(version).to.include({ status: 'active', rowCount: 600_000 });
+    // The worker logs the build after committing it and deleting the file.
+    for (let i = 0; i < 100 && builtBy(second!, created.json.id) === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(builtBy(second!, created.json.id)).to.equal(1);
+    expect(builtBy(first!, created.json.id)).to.equal(0);
+    const { rows } = await svc.db.query('SELECT count(*) FROM contract_rows WHERE version_id = $1', [created.json.id]);
+    expect(Number(rows[0].count)).to.equal(600_000);
+  });
+});
