@@ -3,6 +3,7 @@
 import type { Request, Response } from 'express';
 import type { z } from 'zod';
 import type { PgBoss } from 'pg-boss';
+import type { BlobStore } from '../shared/blobStore.ts';
 import type { UsageMeter } from '../shared/usage.ts';
 import type { VersionOutcomes } from '../shared/versionOutcomes.ts';
 import type { Config } from '../shared/config.ts';
@@ -20,6 +21,8 @@ export type Deps = {
   boss: PgBoss;
   /** Wakes requests waiting for a build's outcome. */
   outcomes: VersionOutcomes;
+  /** Where uploaded files and exports live. */
+  blobs: BlobStore;
 };
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';

@@ -6,6 +6,7 @@ import type { Config } from '../shared/config.ts';
 import { createPool, type Pool } from '../shared/db.ts';
 import type { Logger } from '../shared/log.ts';
 import { migrate } from '../shared/migrate.ts';
+import { createBlobStore } from '../shared/blobStore.ts';
 import { createBoss, ensureQueues } from '../shared/queue.ts';
 import { UsageMeter } from '../shared/usage.ts';
 import { VersionOutcomes } from '../shared/versionOutcomes.ts';
@@ -34,7 +35,8 @@ export async function startApi(config: Config, databaseUrl: string, log: Logger)
   }
   const meter = new UsageMeter(pool, log, config.usageFlushMs);
   meter.start();
-  const server = createServer(createApp({ config, pool, log, meter, boss, outcomes }));
+  const blobs = createBlobStore(config, pool);
+  const server = createServer(createApp({ config, pool, log, meter, boss, outcomes, blobs }));
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -58,6 +60,7 @@ export async function startApi(config: Config, databaseUrl: string, log: Logger)
     await boss.stop({ graceful: true, timeout: config.shutdownTimeoutMs });
     boss.removeAllListeners('error').on('error', () => {});
     await meter.stop();
+    await blobs.close();
     await pool.end();
   };
   return { server, pool, port, url: `http://127.0.0.1:${port}`, stop };

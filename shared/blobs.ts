@@ -81,20 +81,18 @@ export async function deleteBlob(db: Queryable, id: string): Promise<void> {
 }
 
 /**
- * Deletes files nothing will read any more, 24 hours on: uploads never used, and blobs that no
- * pending upload, unfinished version or export references (left by a request that failed after
- * storing its body). Blobs of built versions are deleted by the build itself; expired exports by
- * purgeExpiredExports.
+ * Files nothing will read any more, 24 hours on: deletes uploads never used, and returns the
+ * blobs that no pending upload, unfinished version or export references (left by a request that
+ * failed after storing its body), for the blob store to delete. Blobs of built versions are
+ * deleted by the build itself; expired exports by the export purge.
  */
-export async function purgeStaleFiles(db: Queryable): Promise<{ uploads: number; blobs: number }> {
-  const uploads = await db.query(
-    `DELETE FROM uploads WHERE status <> 'used' AND created_at < now() - interval '24 hours'`,
-  );
-  const blobs = await db.query(
-    `DELETE FROM blobs b WHERE b.created_at < now() - interval '24 hours'
+export async function staleFiles(db: Queryable): Promise<{ uploads: number; blobIds: string[] }> {
+  const uploads = await db.query(`DELETE FROM uploads WHERE status <> 'used' AND created_at < now() - interval '24 hours'`);
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT id FROM blobs b WHERE b.created_at < now() - interval '24 hours'
        AND NOT EXISTS (SELECT 1 FROM uploads u WHERE u.blob_id = b.id AND u.status <> 'used')
        AND NOT EXISTS (SELECT 1 FROM versions v WHERE v.blob_id = b.id AND v.status IN ('queued', 'building'))
        AND NOT EXISTS (SELECT 1 FROM exports e WHERE e.blob_id = b.id)`,
   );
-  return { uploads: uploads.rowCount ?? 0, blobs: blobs.rowCount ?? 0 };
+  return { uploads: uploads.rowCount ?? 0, blobIds: rows.map((r) => r.id) };
 }

@@ -17,7 +17,23 @@ const EnvSchema = z.object({
   IDEMPOTENCY_LEASE_MS: z.coerce.number().int().min(100).default(60_000),
   MAX_UPLOAD_BYTES: z.coerce.number().int().min(1).default(2 * 1024 ** 3),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
+  BLOB_STORE: z.enum(['postgres', 's3']).default('postgres'),
+  S3_BUCKET: z.string().min(3).max(63).optional(),
+  S3_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  S3_REGION: z.string().min(1).default('us-east-1'),
+  S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+  S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
 });
+
+/** The S3-compatible store's settings (BLOB_STORE=s3). Without keys, the AWS default chain applies. */
+export type S3Settings = {
+  kind: 's3';
+  bucket: string;
+  endpoint: string | undefined;
+  region: string;
+  accessKeyId: string | undefined;
+  secretAccessKey: string | undefined;
+};
 
 export type Config = {
   databaseUrl: string | undefined;
@@ -32,6 +48,7 @@ export type Config = {
   idempotencyLeaseMs: number;
   maxUploadBytes: number;
   workerConcurrency: number;
+  blobStore: { kind: 'postgres' } | S3Settings;
 };
 
 export class ConfigError extends Error {}
@@ -47,6 +64,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`invalid environment: ${lines.join('; ')}`);
   }
   const e = parsed.data;
+  if (e.BLOB_STORE === 's3' && !e.S3_BUCKET) throw new ConfigError('invalid environment: S3_BUCKET: required when BLOB_STORE=s3');
   const baseUrl = trimSlash(e.BASE_URL ?? `http://localhost:${e.PORT}`);
   return {
     databaseUrl: e.DATABASE_URL,
@@ -61,5 +79,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     idempotencyLeaseMs: e.IDEMPOTENCY_LEASE_MS,
     maxUploadBytes: e.MAX_UPLOAD_BYTES,
     workerConcurrency: e.WORKER_CONCURRENCY,
+    blobStore:
+      e.BLOB_STORE === 's3'
+        ? {
+            kind: 's3',
+            bucket: e.S3_BUCKET!,
+            endpoint: e.S3_ENDPOINT,
+            region: e.S3_REGION,
+            accessKeyId: e.S3_ACCESS_KEY_ID,
+            secretAccessKey: e.S3_SECRET_ACCESS_KEY,
+          }
+        : { kind: 'postgres' },
   };
 }

@@ -127,11 +127,8 @@ export async function markExportFailed(db: Queryable, exportId: string, failure:
   await db.query(`UPDATE exports SET status = 'failed', failure = $2, completed_at = clock_timestamp() WHERE id = $1`, [exportId, failure]);
 }
 
-/** Deletes exports (and their files) past their expiry. */
-export async function purgeExpiredExports(db: Queryable): Promise<number> {
-  const { rowCount } = await db.query(
-    `WITH gone AS (DELETE FROM exports WHERE expires_at < now() RETURNING blob_id)
-     DELETE FROM blobs WHERE id IN (SELECT blob_id FROM gone)`,
-  );
-  return rowCount ?? 0;
+/** Deletes exports past their expiry; returns their files, for the blob store to delete. */
+export async function expiredExports(db: Queryable): Promise<string[]> {
+  const { rows } = await db.query<{ blob_id: string | null }>(`DELETE FROM exports WHERE expires_at < now() RETURNING blob_id`);
+  return rows.flatMap((r) => (r.blob_id ? [r.blob_id] : []));
 }

@@ -50,12 +50,12 @@ export const uploadPath = (id: string) => `/uploads/${id}`;
 
 export async function createUpload(
   db: Queryable,
-  input: { datasetId: string; filename?: string | undefined; contentType: string; maxBytes: number },
+  input: { datasetId: string; filename?: string | undefined; contentType: string; maxBytes: number; blobId?: string },
 ): Promise<UploadRecord> {
   const { rows } = await db.query<Row>(
-    `INSERT INTO uploads (id, dataset_id, status, filename, content_type, max_bytes, expires_at)
-     VALUES ($1, $2, 'pending', $3, $4, $5, date_trunc('second', now()) + make_interval(secs => $6)) RETURNING *`,
-    [newId('upl'), input.datasetId, input.filename ?? null, input.contentType, input.maxBytes, SIGNED_URL_TTL_SECONDS],
+    `INSERT INTO uploads (id, dataset_id, status, filename, content_type, max_bytes, blob_id, expires_at)
+     VALUES ($1, $2, 'pending', $3, $4, $5, $6, date_trunc('second', now()) + make_interval(secs => $7)) RETURNING *`,
+    [newId('upl'), input.datasetId, input.filename ?? null, input.contentType, input.maxBytes, input.blobId ?? null, SIGNED_URL_TTL_SECONDS],
   );
   return toRecord(rows[0]!);
 }
@@ -74,6 +74,12 @@ export async function attachBlob(db: Queryable, id: string, blob: { id: string; 
     [id, blob.id, blob.bytes, blob.sha256],
   );
   return rows[0] && { previousBlobId: rows[0].previous };
+}
+
+/** Records a file the client put straight into the object store (its digest is not known). */
+export async function markUploaded(db: Queryable, id: string, bytes: number): Promise<void> {
+  await db.query(`UPDATE uploads SET status = 'uploaded', bytes = $2, uploaded_at = now() WHERE id = $1 AND status = 'pending'`, [id, bytes]);
+  await db.query('UPDATE blobs SET bytes = $2 WHERE id = (SELECT blob_id FROM uploads WHERE id = $1)', [id, bytes]);
 }
 
 /** Marks an uploaded file used by a version (once). The reason when it cannot be. */

@@ -14,7 +14,7 @@ describe('a worker killed mid-build', function () {
     const { key } = await svc.tenant();
     const ds = await newDataset(svc, key);
     const rows = 300_000;
-    const worker = () => startScript('worker/main.ts', { DATABASE_URL: svc.databaseUrl }, /worker started/);
+    const worker = () => startScript('worker/main.ts', svc.childEnv, /worker started/);
     const first = await worker();
 
     const created = await postCsv(svc, key, ds, contractsCsv(rows), { wait: 0 });

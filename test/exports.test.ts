@@ -195,7 +195,7 @@ describe('exports before they are built', () => {
     const { UsageMeter } = await import('../shared/usage.ts');
     const { createLogger } = await import('../shared/log.ts');
     const log = createLogger({ logLevel: 'silent' }, 'test');
-    await buildVersion(svc.db, new UsageMeter(svc.db, log, 60_000), log)([{ data: { versionId: version.json.id }, retryCount: 0 } as never]);
+    await buildVersion(svc.db, svc.blobs, new UsageMeter(svc.db, log, 60_000), log)([{ data: { versionId: version.json.id }, retryCount: 0 } as never]);
     const requested = await svc.request(`/v1/datasets/${ds}/exports`, { key, json: { format: 'csv' } });
     expect(requested.json.status).to.equal('queued');
     const content = await svc.request(`/v1/datasets/${ds}/exports/${requested.json.id}/content`, { key });

@@ -205,7 +205,7 @@ describe('ingest: activation order', () => {
     const { UsageMeter } = await import('../shared/usage.ts');
     const { createLogger } = await import('../shared/log.ts');
     const log = createLogger({ logLevel: 'silent' }, 'test');
-    const build = buildVersion(svc.db, new UsageMeter(svc.db, log, 60_000), log);
+    const build = buildVersion(svc.db, svc.blobs, new UsageMeter(svc.db, log, 60_000), log);
     const run = (versionId: string) => build([{ data: { versionId }, retryCount: 0 } as never]);
 
     const ds = await newDataset(svc, key);

@@ -25,7 +25,7 @@ describe('workers that scale out', function () {
 
   const startWorkers = async (n: number, env: Record<string, string> = {}) => {
     const started = await Promise.all(
-      Array.from({ length: n }, () => startScript('worker/main.ts', { DATABASE_URL: svc.databaseUrl, ...env }, /worker started/)),
+      Array.from({ length: n }, () => startScript('worker/main.ts', { ...svc.childEnv, ...env }, /worker started/)),
     );
     workers.push(...started);
     return started;

@@ -1,5 +1,6 @@
 // The worker's parts: a pool, the usage meter and pg-boss consumers for every queue.
 import type { Job, PgBoss } from 'pg-boss';
+import { createBlobStore } from '../shared/blobStore.ts';
 import type { Config } from '../shared/config.ts';
 import { createPool, type Pool } from '../shared/db.ts';
 import type { Logger } from '../shared/log.ts';
@@ -46,15 +47,16 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
   const pool = createPool(databaseUrl, config.databasePoolSize, 'dataset-service-worker');
   const meter = new UsageMeter(pool, log, config.usageFlushMs);
   const boss = createBoss(databaseUrl, 'worker', log);
+  const blobs = createBlobStore(config, pool);
   try {
     await migrate(pool);
     await boss.start();
     await ensureQueues(boss);
     await ensureSchedules(boss);
     await boss.work(queues.purgeIdempotencyKeys, purgeIdempotencyKeys(pool, log));
-    await boss.work(queues.purgeStaleFiles, purgeStaleFiles(pool, log));
-    await workBuilds(boss, queues.buildVersion, config.workerConcurrency, buildVersion(pool, meter, log));
-    await workBuilds(boss, queues.buildExport, config.workerConcurrency, buildExport(pool, meter, log));
+    await boss.work(queues.purgeStaleFiles, purgeStaleFiles(pool, blobs, log));
+    await workBuilds(boss, queues.buildVersion, config.workerConcurrency, buildVersion(pool, blobs, meter, log));
+    await workBuilds(boss, queues.buildExport, config.workerConcurrency, buildExport(pool, blobs, meter, log));
   } catch (error) {
     await boss.stop({ graceful: false }).catch(() => {});
     await pool.end();
@@ -69,6 +71,7 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
     // Connections pg-boss is still closing may report the database going away; that is expected now.
     boss.removeAllListeners('error').on('error', () => {});
     await meter.stop();
+    await blobs.close();
     await pool.end();
   };
   return { boss, pool, stop };

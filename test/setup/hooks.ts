@@ -1,13 +1,16 @@
-// Mocha root hooks: the PostgreSQL server lives for the whole run.
+// Mocha root hooks: the PostgreSQL server (and, with TEST_BLOB_STORE=s3, the S3 server) live for the whole run.
 import { startTestDatabaseServer, stopTestDatabaseServer } from './database.ts';
+import { startTestObjectStore, stopTestObjectStore } from './objectStore.ts';
 
 export const mochaHooks = {
   async beforeAll(this: Mocha.Context) {
     this.timeout(120_000);
     await startTestDatabaseServer();
+    await startTestObjectStore();
   },
   async afterAll(this: Mocha.Context) {
     this.timeout(60_000);
+    await stopTestObjectStore();
     await stopTestDatabaseServer();
   },
 };

@@ -11,6 +11,8 @@ import { freePort } from '../../shared/embeddedPostgres.ts';
 import { startApi, type RunningApi } from '../../api/server.ts';
 import { startWorker, type RunningWorker } from '../../worker/worker.ts';
 import { createTestDatabase } from '../setup/database.ts';
+import { blobStoreEnv } from '../setup/objectStore.ts';
+import { type BlobStore, createBlobStore } from '../../shared/blobStore.ts';
 
 export type Reply = { status: number; headers: Headers; text: string; json: any };
 
@@ -31,6 +33,10 @@ export type TestService = {
   db: Pool;
   api: RunningApi;
   worker: RunningWorker | undefined;
+  /** The service's blob store (PostgreSQL, or S3 with TEST_BLOB_STORE=s3). */
+  blobs: BlobStore;
+  /** The environment for child processes (workers) of this service: its database and blob store. */
+  childEnv: Record<string, string>;
   /** Everything the service logged so far. */
   logs(): string;
   account(name?: string): Promise<string>;
@@ -46,7 +52,8 @@ export async function startService(
 ): Promise<TestService> {
   const database = await createTestDatabase();
   const port = String(await freePort());
-  const config = loadConfig({ PORT: port, BASE_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: 'info', USAGE_FLUSH_MS: '100', SHUTDOWN_TIMEOUT_MS: '5000', ...options.env, DATABASE_URL: database.url });
+  const childEnv = { DATABASE_URL: database.url, ...blobStoreEnv() };
+  const config = loadConfig({ PORT: port, BASE_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: 'info', USAGE_FLUSH_MS: '100', SHUTDOWN_TIMEOUT_MS: '5000', ...options.env, ...childEnv });
   let logged = '';
   const sink = new Writable({
     write(chunk, _encoding, done) {
@@ -59,6 +66,7 @@ export async function startService(
   const api = await startApi(config, database.url, log);
   const url = config.baseUrl;
   const db = createPool(database.url, 4, 'test-arrange');
+  const blobs = createBlobStore(config, db);
 
   const service: TestService = {
     url,
@@ -67,6 +75,8 @@ export async function startService(
     db,
     api,
     worker,
+    blobs,
+    childEnv,
     logs: () => logged,
     account: async (name = 'Test account') => (await createAccount(db, name)).id,
     key: async (accountId, mode = 'test') => (await issueKey(db, accountId, mode)).key,
@@ -95,6 +105,7 @@ export async function startService(
     stop: async () => {
       await api.stop();
       await worker?.stop();
+      await blobs.close();
       await db.end();
       await database.drop();
     },

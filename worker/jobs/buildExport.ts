@@ -2,7 +2,7 @@
 // store chunk by chunk, never whole in memory.
 import type { Job } from 'pg-boss';
 import { to as copyTo } from 'pg-copy-streams';
-import { deleteBlob, writeBlob } from '../../shared/blobs.ts';
+import type { BlobStore } from '../../shared/blobStore.ts';
 import type { Pool } from '../../shared/db.ts';
 import { exportById, exportCopySql, markExportBuilding, markExportFailed, markExportReady } from '../../shared/exports.ts';
 import type { Logger } from '../../shared/log.ts';
@@ -11,7 +11,7 @@ import type { UsageMeter } from '../../shared/usage.ts';
 
 export type ExportJob = { exportId: string };
 
-export function buildExport(pool: Pool, meter: UsageMeter, log: Logger) {
+export function buildExport(pool: Pool, blobs: BlobStore, meter: UsageMeter, log: Logger) {
   return async ([job]: Job<ExportJob>[]): Promise<void> => {
     const { exportId } = job!.data;
     const exp = await exportById(pool, exportId);
@@ -21,7 +21,7 @@ export function buildExport(pool: Pool, meter: UsageMeter, log: Logger) {
       const client = await pool.connect();
       let blob;
       try {
-        blob = await writeBlob(pool, client.query(copyTo(exportCopySql(exp.versionId, exp.format))), Number.MAX_SAFE_INTEGER);
+        blob = await blobs.write(client.query(copyTo(exportCopySql(exp.versionId, exp.format))), Number.MAX_SAFE_INTEGER);
       } finally {
         client.release();
       }
@@ -30,7 +30,7 @@ export function buildExport(pool: Pool, meter: UsageMeter, log: Logger) {
       try {
         await markExportReady(pool, exportId, { blobId: blob.id, bytes: blob.bytes, rowCount });
       } catch (error) {
-        await deleteBlob(pool, blob.id).catch(() => {});
+        await blobs.delete(blob.id).catch(() => {});
         throw error;
       }
       meter.add(exp.accountId, exp.mode, 'export_rows', rowCount);

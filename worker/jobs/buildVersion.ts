@@ -6,7 +6,7 @@
 // transaction; pg-boss retries the job when the heartbeat stops.
 import type { Job } from 'pg-boss';
 import { from as copyFrom } from 'pg-copy-streams';
-import { deleteBlob, readBlob } from '../../shared/blobs.ts';
+import type { BlobStore } from '../../shared/blobStore.ts';
 import type { Pool } from '../../shared/db.ts';
 import { COPY_COLUMNS } from '../../shared/ingest/contractRow.ts';
 import { findDuplicates } from '../../shared/ingest/duplicates.ts';
@@ -32,13 +32,13 @@ const PROGRESS_MS = 500;
 export type BuildJob = { versionId: string };
 type Buildable = NonNullable<Awaited<ReturnType<typeof versionForBuild>>>;
 
-export function buildVersion(pool: Pool, meter: UsageMeter, log: Logger) {
+export function buildVersion(pool: Pool, blobs: BlobStore, meter: UsageMeter, log: Logger) {
   return async ([job]: Job<BuildJob>[]): Promise<void> => {
     const { versionId } = job!.data;
     const version = await versionForBuild(pool, versionId);
     if (!version || FINISHED.includes(version.status)) return; // already built (a retry after commit)
     try {
-      await build(pool, meter, log, version, job!.signal);
+      await build(pool, blobs, meter, log, version, job!.signal);
     } catch (error) {
       log.error({ err: error, versionId, attempt: job!.retryCount }, 'build failed');
       if (job!.retryCount >= BUILD_RETRY_LIMIT) {
@@ -63,7 +63,7 @@ function phases() {
   };
 }
 
-async function build(pool: Pool, meter: UsageMeter, log: Logger, version: Buildable, signal: AbortSignal): Promise<void> {
+async function build(pool: Pool, blobs: BlobStore, meter: UsageMeter, log: Logger, version: Buildable, signal: AbortSignal): Promise<void> {
   const versionId = version.id;
   await startBuild(pool, versionId);
   const spill = new ErrorSpill(pool, versionId);
@@ -83,7 +83,7 @@ async function build(pool: Pool, meter: UsageMeter, log: Logger, version: Builda
     const parsed = await parseContracts({
       // pg-boss aborts when this attempt lost its job (a stopping worker hands it back).
       signal,
-      source: readBlob(pool, version.blobId!),
+      source: blobs.read(version.blobId!),
       versionId,
       sink: client.query(copyFrom(`COPY contract_rows (${COPY_COLUMNS}) FROM STDIN`)),
       report: (error) => spill.add(error),
@@ -124,6 +124,6 @@ async function build(pool: Pool, meter: UsageMeter, log: Logger, version: Builda
   } else {
     meter.add(version.accountId, version.mode, 'rows_ingested', rowCount);
   }
-  await deleteBlob(pool, version.blobId!);
+  await blobs.delete(version.blobId!);
   log.info({ versionId, outcome, rows: seen.rows, errors: spill.count, ...phase.timings }, 'version built');
 }

@@ -45,6 +45,6 @@ export default defineOperation({
     res
       .status(202)
       .location(`${deps.config.baseUrl}/v1/datasets/${dataset.id}/exports/${created.id}`)
-      .json(await renderExport(deps.pool, created, deps.config.baseUrl));
+      .json(await renderExport(deps, created));
   },
 });

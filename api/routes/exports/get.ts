@@ -22,7 +22,7 @@ export const getExport = defineOperation({
   async handle({ res, deps, params }) {
     const exp = await findExport(deps.pool, tenantOf(res), params.id, params.exportId);
     if (!exp) throw exportNotFound(params.exportId);
-    res.json(await renderExport(deps.pool, exp, deps.config.baseUrl));
+    res.json(await renderExport(deps, exp));
   },
 });
 
@@ -42,6 +42,6 @@ export const getExportContent = defineOperation({
   async handle({ res, deps, params }) {
     const exp = await findExport(deps.pool, tenantOf(res), params.id, params.exportId);
     if (!exp) throw exportNotFound(params.exportId);
-    await sendExportFile(deps.pool, res, exp);
+    await sendExportFile(deps.blobs, res, exp);
   },
 });

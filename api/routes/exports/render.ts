@@ -1,6 +1,6 @@
 import type { Response } from 'express';
 import { z } from 'zod';
-import { readBlob } from '../../../shared/blobs.ts';
+import type { BlobStore } from '../../../shared/blobStore.ts';
 import type { Queryable } from '../../../shared/db.ts';
 import { exportPath, type ExportRecord } from '../../../shared/exports.ts';
 import { Problem } from '../../../shared/problems.ts';
@@ -26,11 +26,16 @@ export const ExportSchema = z
   })
   .meta({ id: 'Export' });
 
-export async function renderExport(db: Queryable, exp: ExportRecord, baseUrl: string) {
+const CONTENT_TYPES = { csv: 'text/csv; charset=utf-8', jsonl: 'application/jsonl; charset=utf-8' } as const;
+const fileName = (exp: ExportRecord) => `${exp.id}.${exp.format}`;
+
+/** The export as the API shows it; when ready, a fresh downloadUrl (the object store's own, if there is one). */
+export async function renderExport(deps: { pool: Queryable; blobs: BlobStore; config: { baseUrl: string } }, exp: ExportRecord) {
   let downloadUrl: string | null = null;
-  if (exp.status === 'ready') {
-    const expires = Math.floor(Date.now() / 1000) + SIGNED_URL_TTL_SECONDS;
-    downloadUrl = baseUrl + signPath(await signingSecret(db), exportPath(exp.id), expires);
+  if (exp.status === 'ready' && exp.blobId) {
+    downloadUrl = deps.blobs.presignDownload
+      ? await deps.blobs.presignDownload(exp.blobId, { filename: fileName(exp), contentType: CONTENT_TYPES[exp.format] }, SIGNED_URL_TTL_SECONDS)
+      : deps.config.baseUrl + signPath(await signingSecret(deps.pool), exportPath(exp.id), Math.floor(Date.now() / 1000) + SIGNED_URL_TTL_SECONDS);
   }
   return {
     id: exp.id,
@@ -49,10 +54,8 @@ export async function renderExport(db: Queryable, exp: ExportRecord, baseUrl: st
   };
 }
 
-const CONTENT_TYPES = { csv: 'text/csv; charset=utf-8', jsonl: 'application/jsonl; charset=utf-8' } as const;
-
 /** Streams a ready export's file as a download. */
-export async function sendExportFile(db: Queryable, res: Response, exp: ExportRecord): Promise<void> {
+export async function sendExportFile(blobs: BlobStore, res: Response, exp: ExportRecord): Promise<void> {
   if (exp.status !== 'ready' || !exp.blobId) {
     throw new Problem('conflict', `The export is ${exp.status}, not ready: GET the export until its status is ready.`);
   }
@@ -60,7 +63,7 @@ export async function sendExportFile(db: Queryable, res: Response, exp: ExportRe
     .status(200)
     .set('Content-Type', CONTENT_TYPES[exp.format])
     .set('Content-Length', String(exp.bytes))
-    .set('Content-Disposition', `attachment; filename="${exp.id}.${exp.format}"`)
+    .set('Content-Disposition', `attachment; filename="${fileName(exp)}"`)
     .set('Cache-Control', 'private, no-store');
-  await pipeline(Readable.from(readBlob(db, exp.blobId)), res);
+  await pipeline(Readable.from(blobs.read(exp.blobId)), res);
 }

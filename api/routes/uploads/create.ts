@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { datasetNotFound, findDataset } from '../../../shared/datasets.ts';
-import { signingSecret, signPath } from '../../../shared/signedUrls.ts';
+import { SIGNED_URL_TTL_SECONDS, signingSecret, signPath } from '../../../shared/signedUrls.ts';
 import { createUpload, uploadPath } from '../../../shared/uploads.ts';
 import { defineOperation } from '../../operation.ts';
 import { tenantOf } from '../../principal.ts';
@@ -43,19 +43,22 @@ export default defineOperation({
   async handle({ res, deps, params, body }) {
     const dataset = await findDataset(deps.pool, tenantOf(res), params.id);
     if (!dataset) throw datasetNotFound(params.id);
+    // An object store takes the file itself, through its own presigned PUT URL; otherwise our signed /uploads URL.
+    const direct = await deps.blobs.presignUpload?.(SIGNED_URL_TTL_SECONDS);
     const upload = await createUpload(deps.pool, {
       datasetId: dataset.id,
       filename: body.filename,
       contentType: body.contentType ?? 'text/csv',
       maxBytes: deps.config.maxUploadBytes,
+      ...(direct && { blobId: direct.blobId }),
     });
-    const secret = await signingSecret(deps.pool);
+    const url = direct?.url ?? deps.config.baseUrl + signPath(await signingSecret(deps.pool), uploadPath(upload.id), upload.expiresAt.getTime() / 1000);
     res.status(201).json({
       id: upload.id,
       object: 'upload',
       datasetId: dataset.id,
       status: upload.status,
-      url: deps.config.baseUrl + signPath(secret, uploadPath(upload.id), upload.expiresAt.getTime() / 1000),
+      url,
       method: 'PUT',
       expiresAt: upload.expiresAt.toISOString(),
       maxBytes: upload.maxBytes,

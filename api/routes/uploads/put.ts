@@ -1,7 +1,6 @@
 // PUT /uploads/{id}?expires=…&signature=…: the file of an upload URL, outside /v1. The signed URL
 // is the permission: no Authorization, no Idempotency-Key (a PUT of the same file is idempotent).
 import { z } from 'zod';
-import { deleteBlob, writeBlob } from '../../../shared/blobs.ts';
 import { Problem } from '../../../shared/problems.ts';
 import { signatureValid, signingSecret } from '../../../shared/signedUrls.ts';
 import { attachBlob, findUpload, uploadPath } from '../../../shared/uploads.ts';
@@ -37,13 +36,13 @@ export default defineOperation({
     if (Number(req.get('content-length')) > upload.maxBytes) {
       throw new Problem('payload-too-large', `The file is larger than the limit of ${upload.maxBytes} bytes.`);
     }
-    const blob = await writeBlob(deps.pool, req, upload.maxBytes);
+    const blob = await deps.blobs.write(req, upload.maxBytes);
     const attached = await attachBlob(deps.pool, upload.id, blob);
     if (!attached) {
-      await deleteBlob(deps.pool, blob.id);
+      await deps.blobs.delete(blob.id);
       throw used();
     }
-    if (attached.previousBlobId) await deleteBlob(deps.pool, attached.previousBlobId);
+    if (attached.previousBlobId) await deps.blobs.delete(attached.previousBlobId);
     res.json({ id: upload.id, status: 'uploaded', bytes: blob.bytes, sha256: blob.sha256.toString('hex') });
   },
 });

@@ -4,11 +4,11 @@
 import type { Request, Response } from 'express';
 import multer from 'multer';
 import { z } from 'zod';
-import { deleteBlob, type StoredBlob, writeBlob } from '../../../shared/blobs.ts';
+import type { StoredBlob } from '../../../shared/blobs.ts';
 import { datasetNotFound, findDataset } from '../../../shared/datasets.ts';
 import { withTransaction } from '../../../shared/db.ts';
 import { badRequest, Problem } from '../../../shared/problems.ts';
-import { useUpload } from '../../../shared/uploads.ts';
+import { findUpload, markUploaded, useUpload } from '../../../shared/uploads.ts';
 import { createVersion, FINISHED, findVersion } from '../../../shared/versions.ts';
 import { parseOrThrow, readJsonBody } from '../../body.ts';
 import { defineOperation, type Deps } from '../../operation.ts';
@@ -34,11 +34,11 @@ function multipartFile(req: Request, res: Response, deps: Deps): Promise<StoredB
   const max = deps.config.maxUploadBytes;
   const storage: multer.StorageEngine = {
     _handleFile: (_req, file, done) => {
-      writeBlob(deps.pool, file.stream, max).then((blob) => done(null, { blob } as Partial<Express.Multer.File>), done);
+      deps.blobs.write(file.stream, max).then((blob) => done(null, { blob } as Partial<Express.Multer.File>), done);
     },
     _removeFile: (_req, file, done) => {
       const blob = (file as unknown as { blob?: StoredBlob }).blob;
-      (blob ? deleteBlob(deps.pool, blob.id) : Promise.resolve()).then(() => done(null), done);
+      (blob ? deps.blobs.delete(blob.id) : Promise.resolve()).then(() => done(null), done);
     },
   };
   const upload = multer({ storage, limits: { files: 1, fields: 20, fileSize: max } }).single('file');
@@ -56,6 +56,20 @@ function multipartFile(req: Request, res: Response, deps: Deps): Promise<StoredB
   });
 }
 
+/**
+ * With an object store the client PUTs straight to the bucket, so the service learns of the file
+ * only now: a pending upload whose object exists becomes uploaded (413 over its limit).
+ */
+async function recordDirectUpload(deps: Deps, uploadId: string, datasetId: string): Promise<void> {
+  if (!deps.blobs.uploadedSize) return;
+  const upload = await findUpload(deps.pool, uploadId);
+  if (!upload || upload.datasetId !== datasetId || upload.status !== 'pending' || !upload.blobId) return;
+  const bytes = await deps.blobs.uploadedSize(upload.blobId);
+  if (bytes === undefined) return; // no file yet: useUpload answers 409
+  if (bytes > upload.maxBytes) throw tooLarge(upload.maxBytes);
+  await markUploaded(deps.pool, upload.id, bytes);
+}
+
 type ReceivedFile = { kind: 'blob'; blob: StoredBlob } | { kind: 'upload'; uploadId: string };
 
 /** The file to build: stored now from the body, or named by an upload made earlier. */
@@ -63,7 +77,7 @@ async function receiveFile(req: Request, res: Response, deps: Deps): Promise<Rec
   const max = deps.config.maxUploadBytes;
   if (req.is('text/csv')) {
     if (Number(req.get('content-length')) > max) throw tooLarge(max);
-    return { kind: 'blob', blob: await writeBlob(deps.pool, req, max) };
+    return { kind: 'blob', blob: await deps.blobs.write(req, max) };
   }
   if (req.is('multipart/form-data')) return { kind: 'blob', blob: await multipartFile(req, res, deps) };
   if (req.is('application/json')) {
@@ -102,6 +116,7 @@ export default defineOperation({
     if (!dataset) throw datasetNotFound(params.id);
     const wait = preferredWait(req.get('prefer'));
     const file = await receiveFile(req, res, deps);
+    if (file.kind === 'upload') await recordDirectUpload(deps, file.uploadId, dataset.id);
 
     const created = await withTransaction(deps.pool, async (client) => {
       if (file.kind === 'blob') {

@@ -1,0 +1,39 @@
+// Where files live: PostgreSQL (the default: shared/blobs.ts) or an S3-compatible object store
+// (shared/s3BlobStore.ts). Either way a file is a row in `blobs` (id, size, SHA-256) plus its
+// bytes, written and read as streams.
+import type { Readable } from 'node:stream';
+import type { Config } from './config.ts';
+import type { Pool } from './db.ts';
+import { deleteBlob, readBlob, type StoredBlob, writeBlob } from './blobs.ts';
+import { createS3BlobStore } from './s3BlobStore.ts';
+
+export type BlobSource = Readable | AsyncIterable<Buffer> | Iterable<Buffer>;
+
+export type BlobStore = {
+  readonly kind: 'postgres' | 's3';
+  /** Streams `source` into a new blob; over `maxBytes` it stops, deletes what it wrote and throws 413. */
+  write(source: BlobSource, maxBytes: number): Promise<StoredBlob>;
+  read(id: string): AsyncIterable<Buffer>;
+  delete(id: string): Promise<void>;
+  /** Object stores only: a presigned URL the client PUTs a new blob's bytes to, and the blob's id. */
+  presignUpload?(expiresSeconds: number): Promise<{ blobId: string; url: string }>;
+  /** Object stores only: the size of a blob a client uploaded itself; undefined while absent. */
+  uploadedSize?(id: string): Promise<number | undefined>;
+  /** Object stores only: a presigned GET URL serving the blob as a named download. */
+  presignDownload?(id: string, download: { filename: string; contentType: string }, expiresSeconds: number): Promise<string>;
+  close(): Promise<void>;
+};
+
+export function createPostgresBlobStore(pool: Pool): BlobStore {
+  return {
+    kind: 'postgres',
+    write: (source, maxBytes) => writeBlob(pool, source, maxBytes),
+    read: (id) => readBlob(pool, id),
+    delete: (id) => deleteBlob(pool, id),
+    close: async () => {},
+  };
+}
+
+export function createBlobStore(config: Config, pool: Pool): BlobStore {
+  return config.blobStore.kind === 's3' ? createS3BlobStore(config.blobStore, pool) : createPostgresBlobStore(pool);
+}

@@ -1,0 +1,109 @@
+// The S3-compatible blob store (BLOB_STORE=s3): bytes in the bucket under the blob's id, the
+// `blobs` row as everywhere else. Writes are multipart uploads fed as the source streams (memory
+// holds a few 5 MiB parts); clients upload and download large files straight to and from the
+// bucket through presigned URLs.
+import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { createHash } from 'node:crypto';
+import { PassThrough, type Readable } from 'node:stream';
+import type { BlobSource, BlobStore } from './blobStore.ts';
+import { TooLarge } from './blobs.ts';
+import type { S3Settings } from './config.ts';
+import type { Pool } from './db.ts';
+import { newId } from './ids.ts';
+
+export function createS3Client(settings: S3Settings): S3Client {
+  return new S3Client({
+    region: settings.region,
+    ...(settings.endpoint && { endpoint: settings.endpoint, forcePathStyle: true }),
+    ...(settings.accessKeyId && settings.secretAccessKey && {
+      credentials: { accessKeyId: settings.accessKeyId, secretAccessKey: settings.secretAccessKey },
+    }),
+    // Plain bodies: not every S3-compatible server reads aws-chunked uploads with checksum trailers.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+}
+
+const isMissing = (error: unknown) => {
+  const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
+  return e?.name === 'NotFound' || e?.name === 'NoSuchKey' || e?.$metadata?.httpStatusCode === 404;
+};
+
+export function createS3BlobStore(settings: S3Settings, pool: Pool): BlobStore {
+  const s3 = createS3Client(settings);
+  const Bucket = settings.bucket;
+
+  const remove = async (id: string) => {
+    await s3.send(new DeleteObjectCommand({ Bucket, Key: id }));
+    await pool.query('DELETE FROM blobs WHERE id = $1', [id]);
+  };
+
+  return {
+    kind: 's3',
+    async write(source: BlobSource, maxBytes: number) {
+      const id = newId('blob');
+      await pool.query('INSERT INTO blobs (id) VALUES ($1)', [id]);
+      const hash = createHash('sha256');
+      const body = new PassThrough();
+      let bytes = 0;
+      const upload = new Upload({ client: s3, params: { Bucket, Key: id, Body: body }, partSize: 5 * 1024 * 1024, queueSize: 2 });
+      // Feeds the upload as the source streams; its own failure (413 first) is the one to report.
+      let fed: unknown;
+      const feed = (async () => {
+        for await (const chunk of source as AsyncIterable<Buffer>) {
+          bytes += chunk.length;
+          if (bytes > maxBytes) throw new TooLarge(maxBytes);
+          hash.update(chunk);
+          if (!body.write(chunk)) await new Promise((resolve) => body.once('drain', resolve));
+        }
+        body.end();
+      })().catch((error: unknown) => {
+        fed = error;
+        body.destroy(error as Error);
+      });
+      try {
+        await Promise.all([feed, upload.done()]);
+        if (fed) throw fed;
+      } catch (error) {
+        await upload.abort().catch(() => {});
+        await remove(id).catch(() => {});
+        throw fed ?? error;
+      }
+      const sha256 = hash.digest();
+      await pool.query('UPDATE blobs SET bytes = $2, sha256 = $3 WHERE id = $1', [id, bytes, sha256]);
+      return { id, bytes, sha256 };
+    },
+    async *read(id: string) {
+      const object = await s3.send(new GetObjectCommand({ Bucket, Key: id }));
+      yield* object.Body as Readable;
+    },
+    delete: remove,
+    async presignUpload(expiresSeconds: number) {
+      const blobId = newId('blob');
+      await pool.query('INSERT INTO blobs (id) VALUES ($1)', [blobId]);
+      const url = await getSignedUrl(s3, new PutObjectCommand({ Bucket, Key: blobId }), { expiresIn: expiresSeconds });
+      return { blobId, url };
+    },
+    async uploadedSize(id: string) {
+      try {
+        const head = await s3.send(new HeadObjectCommand({ Bucket, Key: id }));
+        return head.ContentLength ?? 0;
+      } catch (error) {
+        if (isMissing(error)) return undefined;
+        throw error;
+      }
+    },
+    async presignDownload(id, download, expiresSeconds) {
+      const command = new GetObjectCommand({
+        Bucket,
+        Key: id,
+        ResponseContentType: download.contentType,
+        ResponseContentDisposition: `attachment; filename="${download.filename}"`,
+      });
+      return getSignedUrl(s3, command, { expiresIn: expiresSeconds });
+    },
+    close: async () => s3.destroy(),
+  };
+}
