@@ -206,7 +206,7 @@ describe('ingest: activation order', () => {
     const { createLogger } = await import('../shared/log.ts');
     const log = createLogger({ logLevel: 'silent' }, 'test');
     const build = buildVersion(svc.db, svc.blobs, new UsageMeter(svc.db, log, 60_000), log);
-    const run = (versionId: string) => build([{ data: { versionId }, retryCount: 0 } as never]);
+    const run = (versionId: string) => build([{ data: { versionId }, retryCount: 0, signal: new AbortController().signal } as never]);
 
     const ds = await newDataset(svc, key);
     const older = await postCsv(svc, key, ds, `${HEADER}

@@ -74,7 +74,11 @@ async function build(pool: Pool, blobs: BlobStore, meter: UsageMeter, log: Logge
   let rowCount = 0;
 
   const client = await pool.connect();
+  // When this attempt loses its job (a stopping worker hands it back), whatever statement the
+  // build is running is cancelled, so the transaction rolls back now rather than at the end.
+  const cancel = () => void pool.query('SELECT pg_cancel_backend($1)', [(client as unknown as { processID: number }).processID]).catch(() => {});
   try {
+    signal.addEventListener('abort', cancel, { once: true });
     await client.query('BEGIN');
     if (!(await claimBuild(client, versionId))) {
       await client.query('ROLLBACK');
@@ -109,6 +113,7 @@ async function build(pool: Pool, blobs: BlobStore, meter: UsageMeter, log: Logge
     await client.query('ROLLBACK').catch(() => {});
     throw error;
   } finally {
+    signal.removeEventListener('abort', cancel);
     clearInterval(progress);
     client.release();
   }
