@@ -41,29 +41,23 @@ export function createBoss(url: string, role: BossRole, log: Logger): PgBoss {
 export async function ensureQueues(boss: PgBoss): Promise<void> {
   await boss.createQueue(queues.purgeIdempotencyKeys, { retryLimit: 2, expireInSeconds: 300 });
   await boss.createQueue(queues.purgeStaleFiles, { retryLimit: 2, expireInSeconds: 900 });
-  await boss.createQueue(queues.buildVersionDead, { retentionSeconds: 30 * 24 * 3600 });
-  await boss.createQueue(queues.buildVersion, {
-    notify: true,
-    deadLetter: queues.buildVersionDead,
-    retryLimit: BUILD_RETRY_LIMIT,
-    retryDelay: 2,
-    retryBackoff: true,
-    retryDelayMax: 60,
-    // Large files take minutes; the heartbeat, not the expiry, catches a worker that died.
-    expireInSeconds: 4 * 3600,
-    heartbeatSeconds: 15,
-  });
-  await boss.createQueue(queues.buildExportDead, { retentionSeconds: 30 * 24 * 3600 });
-  await boss.createQueue(queues.buildExport, {
-    notify: true,
-    deadLetter: queues.buildExportDead,
-    retryLimit: BUILD_RETRY_LIMIT,
-    retryDelay: 2,
-    retryBackoff: true,
-    retryDelayMax: 60,
-    expireInSeconds: 4 * 3600,
-    heartbeatSeconds: 15,
-  });
+  for (const [queue, deadLetter] of [
+    [queues.buildVersion, queues.buildVersionDead],
+    [queues.buildExport, queues.buildExportDead],
+  ] as const) {
+    await boss.createQueue(deadLetter, { retentionSeconds: 30 * 24 * 3600 });
+    await boss.createQueue(queue, {
+      notify: true,
+      deadLetter,
+      retryLimit: BUILD_RETRY_LIMIT,
+      retryDelay: 2,
+      retryBackoff: true,
+      retryDelayMax: 60,
+      // Large files take minutes; the heartbeat, not the expiry, catches a worker that died.
+      expireInSeconds: 4 * 3600,
+      heartbeatSeconds: 15,
+    });
+  }
 }
 
 /** The schedules the workers keep. */

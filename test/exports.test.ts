@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { HEADER, newDataset, postCsv } from './support/ingest.ts';
+import { buildNow, HEADER, newDataset, postCsv } from './support/ingest.ts';
 import { testBlobStore } from './setup/objectStore.ts';
 import { startService, type TestService } from './support/service.ts';
 
@@ -208,11 +208,7 @@ describe('exports before they are built', () => {
     const { key } = await svc.tenant();
     const ds = await newDataset(svc, key);
     const version = await postCsv(svc, key, ds, FILE, { wait: 0 });
-    const { buildVersion } = await import('../worker/jobs/buildVersion.ts');
-    const { UsageMeter } = await import('../shared/usage.ts');
-    const { createLogger } = await import('../shared/log.ts');
-    const log = createLogger({ logLevel: 'silent' }, 'test');
-    await buildVersion(svc.db, svc.blobs, new UsageMeter(svc.db, log, 60_000), log)([{ data: { versionId: version.json.id }, retryCount: 0, signal: new AbortController().signal } as never]);
+    await buildNow(svc, version.json.id);
     const requested = await svc.request(`/v1/datasets/${ds}/exports`, { key, json: { format: 'csv' } });
     expect(requested.json.status).to.equal('queued');
     const content = await svc.request(`/v1/datasets/${ds}/exports/${requested.json.id}/content`, { key });

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { codes, HEADER, newDataset, postCsv } from './support/ingest.ts';
+import { buildNow, codes, HEADER, newDataset, postCsv } from './support/ingest.ts';
 import { startService, type TestService } from './support/service.ts';
 
 describe('ingest: versions from CSV files', () => {
@@ -201,12 +201,7 @@ describe('ingest: activation order', () => {
   after(() => svc.stop());
 
   it('when an older version finishes after a newer one became active, then it ends superseded and the dataset keeps the newer', async () => {
-    const { buildVersion } = await import('../worker/jobs/buildVersion.ts');
-    const { UsageMeter } = await import('../shared/usage.ts');
-    const { createLogger } = await import('../shared/log.ts');
-    const log = createLogger({ logLevel: 'silent' }, 'test');
-    const build = buildVersion(svc.db, svc.blobs, new UsageMeter(svc.db, log, 60_000), log);
-    const run = (versionId: string) => build([{ data: { versionId }, retryCount: 0, signal: new AbortController().signal } as never]);
+    const run = (versionId: string) => buildNow(svc, versionId);
 
     const ds = await newDataset(svc, key);
     const older = await postCsv(svc, key, ds, `${HEADER}
