@@ -1,7 +1,8 @@
 // The Express application: logging, the public routes, and /v1 behind its filters in the
 // order the contract fixes (authentication, scope, idempotency, then routing).
 import express, { type Router } from 'express';
-import { authenticate, refuseBrowserPreflight, requireScope } from './filters/authenticate.ts';
+import { authenticate, requireScope } from './filters/authenticate.ts';
+import { refuseBrowserPreflight } from './filters/browserOrigins.ts';
 import { idempotency } from './filters/idempotency.ts';
 import { buildOpenApiDocument, openApiRoutes } from './openapi.ts';
 import { type Deps, handlerFor, type Operation } from './operation.ts';

@@ -5,6 +5,7 @@ import type { RequestHandler } from 'express';
 import { z } from 'zod';
 import { problemTypes, type ProblemType } from '../shared/problems.ts';
 import { isMutating, type Operation } from './operation.ts';
+import { escapeHtml } from './html.ts';
 import { ProblemSchema } from './schemas.ts';
 
 const v1FilterProblems = (op: Operation): ProblemType[] =>
@@ -91,9 +92,6 @@ export function buildOpenApiDocument(operations: Operation[], baseUrl: string, e
     servers: [{ url: baseUrl }],
   });
 }
-
-const escapeHtml = (s: string) =>
-  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 type Doc = ReturnType<typeof buildOpenApiDocument>;
 

@@ -3,6 +3,7 @@
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { isDatabaseUnavailable } from '../shared/db.ts';
 import type { Logger } from '../shared/log.ts';
+import { escapeHtml } from './html.ts';
 import { Problem, problemTypes, type ProblemType } from '../shared/problems.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -66,9 +67,6 @@ export const methodNotAllowed =
       headers: { Allow: allowed.join(', ') },
     });
   };
-
-const escapeHtml = (s: string) =>
-  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 /** GET {ERRORS_BASE}/{type}: a short page describing the problem type. */
 export function problemPage(): RequestHandler {

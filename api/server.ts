@@ -48,7 +48,7 @@ export async function startApi(config: Config, databaseUrl: string, log: Logger)
   const stop = async () => {
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     // Requests waiting for a build answer now (202) instead of holding the shutdown up.
-    void outcomes.stop();
+    const listenerStopped = outcomes.stop();
     // Keep-alive connections that finish their request are closed rather than kept waiting.
     const idle = setInterval(() => server.closeIdleConnections(), 50);
     try {
@@ -56,7 +56,7 @@ export async function startApi(config: Config, databaseUrl: string, log: Logger)
     } finally {
       clearInterval(idle);
     }
-    await outcomes.stop();
+    await listenerStopped;
     await boss.stop({ graceful: true, timeout: config.shutdownTimeoutMs });
     boss.removeAllListeners('error').on('error', () => {});
     await meter.stop();

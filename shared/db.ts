@@ -37,6 +37,11 @@ export async function withTransaction<T>(pool: Pool, work: (client: Client) => P
   }
 }
 
+/** Asks PostgreSQL to cancel whatever statement `client` is running (from another connection). */
+export async function cancelRunningStatement(pool: Pool, client: Client): Promise<void> {
+  await pool.query('SELECT pg_cancel_backend($1)', [(client as unknown as { processID: number }).processID]);
+}
+
 const unavailableCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', 'EAI_AGAIN']);
 // SQLSTATE classes 08 (connection exception), 53 (insufficient resources), 57P0x (shutdown).
 const unavailableStates = /^(08|53|57P0[1-4])/;

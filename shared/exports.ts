@@ -4,7 +4,7 @@ import type { PgBoss } from 'pg-boss';
 import type { Client, Queryable } from './db.ts';
 import type { Tenant } from './datasets.ts';
 import { newId } from './ids.ts';
-import { queues } from './queue.ts';
+import { inTransaction, queues } from './queue.ts';
 
 export type ExportFormat = 'csv' | 'jsonl';
 export const EXPORT_RETENTION = '7 days';
@@ -55,8 +55,6 @@ const toRecord = (r: Row): ExportRecord => ({
   expiresAt: r.expires_at,
 });
 
-const inTransaction = (client: Client) => ({ executeSql: (text: string, values?: unknown[]) => client.query(text, values) });
-
 /** The export row and its build job, in the caller's transaction. */
 export async function createExport(
   client: Client,
@@ -81,14 +79,18 @@ export async function findExport(db: Queryable, tenant: Tenant, datasetId: strin
   return rows[0] && toRecord(rows[0]);
 }
 
-/** For signed downloads and the worker: the export whatever the tenant. */
-export async function exportById(db: Queryable, exportId: string): Promise<(ExportRecord & { accountId: string; mode: 'test' | 'live' }) | undefined> {
-  const { rows } = await db.query<Row & { account_id: string; mode: 'test' | 'live' }>(
-    `SELECT e.*, d.account_id, d.mode FROM exports e JOIN datasets d ON d.id = e.dataset_id WHERE e.id = $1`,
+/** For signed downloads and the worker: the export whatever the tenant, with its version's row count. */
+export async function exportById(
+  db: Queryable,
+  exportId: string,
+): Promise<(ExportRecord & { accountId: string; mode: 'test' | 'live'; versionRowCount: number }) | undefined> {
+  const { rows } = await db.query<Row & { account_id: string; mode: 'test' | 'live'; version_row_count: number | null }>(
+    `SELECT e.*, d.account_id, d.mode, v.row_count AS version_row_count
+     FROM exports e JOIN datasets d ON d.id = e.dataset_id JOIN versions v ON v.id = e.version_id WHERE e.id = $1`,
     [exportId],
   );
   const r = rows[0];
-  return r && { ...toRecord(r), accountId: r.account_id, mode: r.mode };
+  return r && { ...toRecord(r), accountId: r.account_id, mode: r.mode, versionRowCount: r.version_row_count ?? 0 };
 }
 
 const VERSION_ID = /^ver_[0-9a-z]{20}$/;

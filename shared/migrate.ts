@@ -10,7 +10,19 @@ type Migration = { version: number; name: string; file: string };
 
 const MIGRATION_LOCK = 7_310_001; // arbitrary, stable advisory lock id for this project
 
-export async function listMigrations(dir = sqlDir): Promise<Migration[]> {
+const listed = new Map<string, Promise<Migration[]>>();
+
+/** The migration files, read once per directory: they do not change while the process runs. */
+export function listMigrations(dir = sqlDir): Promise<Migration[]> {
+  let migrations = listed.get(dir);
+  if (!migrations) {
+    migrations = readMigrations(dir);
+    listed.set(dir, migrations);
+  }
+  return migrations;
+}
+
+async function readMigrations(dir: string): Promise<Migration[]> {
   const files = (await readdir(dir)).filter((f) => /^\d{3,}_[\w-]+\.sql$/.test(f)).sort();
   return files.map((file) => ({ version: Number(file.split('_')[0]), name: file.replace(/\.sql$/, ''), file }));
 }

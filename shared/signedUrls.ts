@@ -11,7 +11,7 @@ export function signingSecret(db: Queryable): Promise<Buffer> {
   let secret = secrets.get(db);
   if (!secret) {
     secret = db
-      .query<{ value: Buffer }>(`SELECT value FROM service_secrets WHERE name = 'upload_url_signing'`)
+      .query<{ value: Buffer }>(`SELECT value FROM service_secrets WHERE name = 'url_signing'`)
       .then((r) => r.rows[0]!.value);
     secret.catch(() => secrets.delete(db));
     secrets.set(db, secret);

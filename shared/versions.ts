@@ -4,7 +4,7 @@ import type { Client, Queryable } from './db.ts';
 import type { Tenant } from './datasets.ts';
 import { newId } from './ids.ts';
 import { Problem } from './problems.ts';
-import { queues } from './queue.ts';
+import { inTransaction, queues } from './queue.ts';
 
 export type VersionStatus = 'queued' | 'building' | 'active' | 'superseded' | 'failed';
 export const FINISHED: readonly VersionStatus[] = ['active', 'superseded', 'failed'];
@@ -67,9 +67,6 @@ const toRecord = (r: Row): VersionRecord => ({
 });
 
 export const versionNotFound = (id: string) => new Problem('not-found', `No version with id ${JSON.stringify(id)} exists.`);
-
-/** pg-boss enqueues through our transaction's client, so the job exists only if the version does. */
-const inTransaction = (client: Client) => ({ executeSql: (text: string, values?: unknown[]) => client.query(text, values) });
 
 export async function createVersion(
   client: Client,

@@ -8,7 +8,7 @@ CREATE TABLE service_secrets (
   created_at  timestamptz NOT NULL DEFAULT now()
 );
 INSERT INTO service_secrets (name, value)
-VALUES ('upload_url_signing', sha256(convert_to(gen_random_uuid()::text || gen_random_uuid()::text, 'UTF8')));
+VALUES ('url_signing', sha256(convert_to(gen_random_uuid()::text || gen_random_uuid()::text, 'UTF8')));
 
 -- The PostgreSQL blob store: a file as numbered chunks. EXTERNAL storage: CSV would be
 -- compressed on the way in at a CPU cost and little gain.

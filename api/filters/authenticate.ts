@@ -64,17 +64,3 @@ export function requireScope({ config }: Deps): RequestHandler {
     sendProblem(res, new Problem('forbidden', `This call needs the ${needed} scope, which the credential was not granted.`), config.errorsBase);
   };
 }
-
-/** /v1 allows no browser origin: a CORS preflight fails, and nothing sets Access-Control-Allow-Origin. */
-export function refuseBrowserPreflight({ config }: Deps): RequestHandler {
-  return (req, res, next) => {
-    if (req.method !== 'OPTIONS') return next();
-    sendProblem(
-      res,
-      new Problem('method-not-allowed', '/v1 is called from a backend only: it allows no cross-origin browser request.', {
-        headers: { Allow: 'GET, HEAD, POST' },
-      }),
-      config.errorsBase,
-    );
-  };
-}

@@ -25,8 +25,7 @@ export function buildExport(pool: Pool, blobs: BlobStore, meter: UsageMeter, log
       } finally {
         client.release();
       }
-      const { rows } = await pool.query<{ row_count: number }>('SELECT row_count FROM versions WHERE id = $1', [exp.versionId]);
-      const rowCount = rows[0]?.row_count ?? 0;
+      const rowCount = exp.versionRowCount;
       try {
         await markExportReady(pool, exportId, { blobId: blob.id, bytes: blob.bytes, rowCount });
       } catch (error) {

@@ -7,7 +7,7 @@
 import type { Job } from 'pg-boss';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { BlobStore } from '../../shared/blobStore.ts';
-import type { Pool } from '../../shared/db.ts';
+import { cancelRunningStatement, type Pool } from '../../shared/db.ts';
 import { COPY_COLUMNS } from '../../shared/ingest/contractRow.ts';
 import { findDuplicates } from '../../shared/ingest/duplicates.ts';
 import { ErrorSpill } from '../../shared/ingest/errorSpill.ts';
@@ -76,7 +76,7 @@ async function build(pool: Pool, blobs: BlobStore, meter: UsageMeter, log: Logge
   const client = await pool.connect();
   // When this attempt loses its job (a stopping worker hands it back), whatever statement the
   // build is running is cancelled, so the transaction rolls back now rather than at the end.
-  const cancel = () => void pool.query('SELECT pg_cancel_backend($1)', [(client as unknown as { processID: number }).processID]).catch(() => {});
+  const cancel = () => void cancelRunningStatement(pool, client).catch(() => {});
   try {
     signal.addEventListener('abort', cancel, { once: true });
     await client.query('BEGIN');

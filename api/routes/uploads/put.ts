@@ -1,6 +1,7 @@
 // PUT /uploads/{id}?expires=…&signature=…: the file of an upload URL, outside /v1. The signed URL
 // is the permission: no Authorization, no Idempotency-Key (a PUT of the same file is idempotent).
 import { z } from 'zod';
+import { TooLarge } from '../../../shared/blobs.ts';
 import { Problem } from '../../../shared/problems.ts';
 import { signatureValid, signingSecret } from '../../../shared/signedUrls.ts';
 import { attachBlob, findUpload, uploadPath } from '../../../shared/uploads.ts';
@@ -34,7 +35,7 @@ export default defineOperation({
     if (!upload) throw forbidden();
     if (upload.status === 'used') throw used();
     if (Number(req.get('content-length')) > upload.maxBytes) {
-      throw new Problem('payload-too-large', `The file is larger than the limit of ${upload.maxBytes} bytes.`);
+      throw new TooLarge(upload.maxBytes);
     }
     const blob = await deps.blobs.write(req, upload.maxBytes);
     const attached = await attachBlob(deps.pool, upload.id, blob);

@@ -4,7 +4,7 @@
 import type { Request, Response } from 'express';
 import multer from 'multer';
 import { z } from 'zod';
-import type { StoredBlob } from '../../../shared/blobs.ts';
+import { type StoredBlob, TooLarge } from '../../../shared/blobs.ts';
 import { datasetNotFound, findDataset } from '../../../shared/datasets.ts';
 import { withTransaction } from '../../../shared/db.ts';
 import { badRequest, Problem } from '../../../shared/problems.ts';
@@ -28,7 +28,6 @@ export function preferredWait(header: string | undefined): number {
   return match ? Math.min(Number(match[1]), MAX_WAIT_S) : DEFAULT_WAIT_S;
 }
 
-const tooLarge = (max: number) => new Problem('payload-too-large', `The file is larger than the limit of ${max} bytes.`);
 
 function multipartFile(req: Request, res: Response, deps: Deps): Promise<StoredBlob> {
   const max = deps.config.maxUploadBytes;
@@ -45,7 +44,7 @@ function multipartFile(req: Request, res: Response, deps: Deps): Promise<StoredB
   return new Promise((resolve, reject) => {
     upload(req, res, (error: unknown) => {
       if (error instanceof multer.MulterError) {
-        if (error.code === 'LIMIT_FILE_SIZE') return reject(tooLarge(max));
+        if (error.code === 'LIMIT_FILE_SIZE') return reject(new TooLarge(max));
         return reject(badRequest('The multipart body is not valid.', [{ field: error.field ?? 'file', code: 'invalid', message: error.message }]));
       }
       if (error) return reject(error);
@@ -66,7 +65,7 @@ async function recordDirectUpload(deps: Deps, uploadId: string, datasetId: strin
   if (!upload || upload.datasetId !== datasetId || upload.status !== 'pending' || !upload.blobId) return;
   const bytes = await deps.blobs.uploadedSize(upload.blobId);
   if (bytes === undefined) return; // no file yet: useUpload answers 409
-  if (bytes > upload.maxBytes) throw tooLarge(upload.maxBytes);
+  if (bytes > upload.maxBytes) throw new TooLarge(upload.maxBytes);
   await markUploaded(deps.pool, upload.id, bytes);
 }
 
@@ -76,7 +75,7 @@ type ReceivedFile = { kind: 'blob'; blob: StoredBlob } | { kind: 'upload'; uploa
 async function receiveFile(req: Request, res: Response, deps: Deps): Promise<ReceivedFile> {
   const max = deps.config.maxUploadBytes;
   if (req.is('text/csv')) {
-    if (Number(req.get('content-length')) > max) throw tooLarge(max);
+    if (Number(req.get('content-length')) > max) throw new TooLarge(max);
     return { kind: 'blob', blob: await deps.blobs.write(req, max) };
   }
   if (req.is('multipart/form-data')) return { kind: 'blob', blob: await multipartFile(req, res, deps) };
