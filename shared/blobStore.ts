@@ -1,10 +1,11 @@
-// Where files live: PostgreSQL (the default: shared/blobs.ts) or an S3-compatible object store
-// (shared/s3BlobStore.ts). Either way a file is a row in `blobs` (id, size, SHA-256) plus its
-// bytes, written and read as streams.
+// Where files live: PostgreSQL (the default: shared/postgresBlobStore.ts) or an S3-compatible
+// object store (shared/s3BlobStore.ts). Either way a file is a row in `blobs` (id, size, SHA-256,
+// shared/blobs.ts) plus its bytes, written and read as streams.
 import type { Readable } from 'node:stream';
 import type { Config } from './config.ts';
 import type { Pool } from './db.ts';
-import { deleteBlob, readBlob, type StoredBlob, writeBlob } from './blobs.ts';
+import type { StoredBlob } from './blobs.ts';
+import { createPostgresBlobStore } from './postgresBlobStore.ts';
 import { createS3BlobStore } from './s3BlobStore.ts';
 
 export type BlobSource = Readable | AsyncIterable<Buffer> | Iterable<Buffer>;
@@ -23,16 +24,6 @@ export type BlobStore = {
   presignDownload?(id: string, download: { filename: string; contentType: string }, expiresSeconds: number): Promise<string>;
   close(): Promise<void>;
 };
-
-export function createPostgresBlobStore(pool: Pool): BlobStore {
-  return {
-    kind: 'postgres',
-    write: (source, maxBytes) => writeBlob(pool, source, maxBytes),
-    read: (id) => readBlob(pool, id),
-    delete: (id) => deleteBlob(pool, id),
-    close: async () => {},
-  };
-}
 
 export function createBlobStore(config: Config, pool: Pool): BlobStore {
   return config.blobStore.kind === 's3' ? createS3BlobStore(config.blobStore, pool) : createPostgresBlobStore(pool);

@@ -98,7 +98,7 @@ describe('authentication filter (spec §5)', () => {
         meter: new UsageMeter(deadPool, log, 60_000),
         boss: new PgBoss(deadUrl),
         outcomes: new VersionOutcomes(deadUrl, log),
-        blobs: (await import('../shared/blobStore.ts')).createPostgresBlobStore(deadPool),
+        blobs: (await import('../shared/postgresBlobStore.ts')).createPostgresBlobStore(deadPool),
       }),
     );
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

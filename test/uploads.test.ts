@@ -150,15 +150,14 @@ describe('uploads: multipart bodies and upload URLs', () => {
   });
 
   it('when uploads go unused and blobs are orphaned for a day, then the scheduled purge deletes them and keeps the rest', async () => {
-    const { writeBlob } = await import('../shared/blobs.ts');
     const { queues } = await import('../shared/queue.ts');
     const ds = await newDataset(svc, key);
     const stale = await requestUpload(ds);
     await put(stale.url, GOOD);
     const fresh = await requestUpload(ds);
     await put(fresh.url, GOOD);
-    const orphan = await writeBlob(svc.db, [Buffer.from('orphan')], 100);
-    const recent = await writeBlob(svc.db, [Buffer.from('recent')], 100);
+    const orphan = await svc.blobs.write([Buffer.from('orphan')], 100);
+    const recent = await svc.blobs.write([Buffer.from('recent')], 100);
     await svc.db.query(`UPDATE uploads SET created_at = now() - interval '25 hours' WHERE id = $1`, [stale.id]);
     await svc.db.query(`UPDATE blobs SET created_at = now() - interval '25 hours' WHERE id = $1 OR id = (SELECT blob_id FROM uploads WHERE id = $2)`, [orphan.id, stale.id]);
     expect((await svc.worker!.boss.getSchedules()).map((s) => s.name)).to.include(queues.purgeStaleFiles);
