@@ -1,10 +1,8 @@
 // `npm run bench -- export`: 1,000,000 rows exported end to end (POST → ready → content
 // downloaded) beside `psql \copy (SELECT …) TO` of the same rows, in the same run, with the peak
 // RSS of web and worker; then two concurrent 1M-row uploads on one worker versus two workers.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { createWriteStream } from 'node:fs';
-import { readFile, rm } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAccount } from '../../shared/accounts.ts';
@@ -14,38 +12,10 @@ import { createDataset } from '../../shared/datasets.ts';
 import { freePort } from '../../shared/embeddedPostgres.ts';
 import { exportCopySql } from '../../shared/exports.ts';
 import { newId } from '../../shared/ids.ts';
-import { projectRoot } from '../../shared/paths.ts';
 import { createTestDatabase } from '../setup/database.ts';
-import { CONTRACT_HEADER, contractBlocks } from '../support/contracts.ts';
+import { peakRssMiB, postFile, startServer, stopServers, writeContractFile } from './support.ts';
 
 const ROWS = 1_000_000;
-
-function start(script: string, env: Record<string, string>, ready: RegExp): Promise<ChildProcess> {
-  // The same V8 flag as the Procfile.
-  const child = spawn(process.execPath, ['--max-semi-space-size=16', script], { cwd: projectRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const onData = (c: Buffer) => {
-      out += c;
-      if (ready.test(out)) {
-        child.stdout!.off('data', onData);
-        child.stdout!.resume();
-        resolve(child);
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`${script} exited ${code}`)));
-  });
-}
-
-const stop = async (children: ChildProcess[]) => {
-  for (const c of children) c.kill('SIGTERM');
-  await Promise.all(children.map((c) => once(c, 'exit')));
-};
-
-async function peakRssMiB(pid: number): Promise<number> {
-  return Number(/VmHWM:\s+(\d+) kB/.exec(await readFile(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
-}
 
 /** An active version of ROWS generated rows, written directly (ingest is not what is measured). */
 async function seedVersion(pool: Pool, datasetId: string): Promise<string> {
@@ -95,22 +65,13 @@ async function exportEndToEnd(base: string, key: string, datasetId: string, form
 }
 
 async function twoUploads(base: string, key: string, datasets: string[], file: string): Promise<number> {
-  const { request } = await import('node:http');
-  const { createReadStream } = await import('node:fs');
-  const post = (ds: string) =>
-    new Promise<void>((resolve, reject) => {
-      const req = request(`${base}/v1/datasets/${ds}/versions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'idempotency-key': `two-${ds}`, 'content-type': 'text/csv', prefer: 'wait=300' },
-      }, (res) => {
-        res.resume();
-        res.on('end', () => (res.statusCode === 201 ? resolve() : reject(new Error(`upload answered ${res.statusCode}`))));
-      });
-      req.on('error', reject);
-      createReadStream(file).pipe(req);
-    });
   const started = performance.now();
-  await Promise.all(datasets.map(post));
+  await Promise.all(
+    datasets.map(async (ds) => {
+      const reply = await postFile(`${base}/v1/datasets/${ds}/versions`, key, file, `two-${ds}`);
+      if (reply.status !== 201) throw new Error(`upload answered ${reply.status}`);
+    }),
+  );
   return performance.now() - started;
 }
 
@@ -124,8 +85,8 @@ export async function benchExport(): Promise<void> {
 
   const port = await freePort();
   const env = { DATABASE_URL: database.url, PORT: String(port), LOG_LEVEL: 'info' };
-  const worker = await start('dist/worker/main.js', env, /worker started/);
-  const web = await start('dist/api/main.js', env, /api listening/);
+  const worker = await startServer('dist/worker/main.js', env, /worker started/);
+  const web = await startServer('dist/api/main.js', env, 'healthz');
   const base = `http://127.0.0.1:${port}`;
   const out = join(tmpdir(), 'bench-export.csv');
   const table: Record<string, string | number>[] = [];
@@ -142,17 +103,13 @@ export async function benchExport(): Promise<void> {
 
     // Two concurrent 1M-row uploads, on one worker and then on two.
     const file = join(tmpdir(), 'bench-two.csv');
-    const stream = createWriteStream(file);
-    stream.write(CONTRACT_HEADER);
-    for (const block of contractBlocks(0, ROWS)) if (!stream.write(block)) await once(stream, 'drain');
-    stream.end();
-    await once(stream, 'finish');
+    await writeContractFile(file, ROWS);
     const pair = async (tag: string) =>
       Promise.all([1, 2].map(async (n) => (await createDataset(pool, { accountId: account.id, mode: 'live' }, { externalRef: `${tag}-${n}` })).id));
     const oneWorker = await twoUploads(base, key, await pair('one'), file);
-    const second = await start('dist/worker/main.js', env, /worker started/);
+    const second = await startServer('dist/worker/main.js', env, /worker started/);
     const twoWorkers = await twoUploads(base, key, await pair('two'), file);
-    await stop([second]);
+    await stopServers([second]);
     await rm(file);
 
     console.log(`\nbench export: ${ROWS} rows, same database, same run`);
@@ -160,7 +117,7 @@ export async function benchExport(): Promise<void> {
     console.log(`peak RSS during exports: web ${rss.web.toFixed(0)} MiB, worker ${rss.worker.toFixed(0)} MiB (target <= 256 each)`);
     console.log(`two concurrent ${ROWS}-row uploads: one worker ${(oneWorker / 1000).toFixed(1)} s, two workers ${(twoWorkers / 1000).toFixed(1)} s (wall time, 2 cores)`);
   } finally {
-    await stop([web, worker]);
+    await stopServers([web, worker]);
     await pool.end();
     await database.drop();
   }

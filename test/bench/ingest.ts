@@ -3,84 +3,20 @@
 // (the parser's ceiling), in the same run; peak RSS of the web and worker processes; the same file
 // with 1% bad rows until 422; and 200 sequential 10-row uploads. The processes run the build (dist/),
 // as the Procfile does.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { readFile, rm, stat } from 'node:fs/promises';
-import { request } from 'node:http';
+import { execFile } from 'node:child_process';
+import { createReadStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { once } from 'node:events';
 import { parse } from 'csv-parse';
 import { createAccount } from '../../shared/accounts.ts';
 import { issueKey } from '../../shared/apiKeys.ts';
 import { createPool } from '../../shared/db.ts';
 import { createDataset } from '../../shared/datasets.ts';
 import { freePort } from '../../shared/embeddedPostgres.ts';
-import { projectRoot } from '../../shared/paths.ts';
 import { createTestDatabase } from '../setup/database.ts';
 import { CONTRACT_HEADER, contractBlocks } from '../support/contracts.ts';
-
-async function writeFile(path: string, rows: number, badEvery?: number): Promise<number> {
-  const out = createWriteStream(path);
-  out.write(CONTRACT_HEADER);
-  for (const block of contractBlocks(0, rows, badEvery === undefined ? {} : { badEvery })) {
-    if (!out.write(block)) await once(out, 'drain');
-  }
-  out.end();
-  await once(out, 'finish');
-  return (await stat(path)).size;
-}
-
-const builds: Record<string, unknown>[] = [];
-
-async function start(script: string, env: Record<string, string>, ready: RegExp): Promise<ChildProcess> {
-  // The same V8 flag as the Procfile: a young generation capped at 16 MiB per semi-space keeps a
-  // build's peak RSS ~100 MiB lower for ~5% of its speed (measured on 1M rows).
-  const child = spawn(process.execPath, ['--max-semi-space-size=16', script], { cwd: projectRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  await new Promise<void>((resolve, reject) => {
-    const onData = (c: Buffer) => {
-      out += c;
-      if (ready.test(out)) {
-        child.stdout!.off('data', onData);
-        // From here on, only the worker's build summaries are kept (phase timings for the report).
-        let pending = '';
-        child.stdout!.on('data', (chunk: Buffer) => {
-          pending += chunk;
-          const lines = pending.split('\n');
-          pending = lines.pop()!;
-          for (const line of lines) if (line.includes('"version built"')) builds.push(JSON.parse(line));
-        });
-        resolve();
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`${script} exited ${code}: ${out}`)));
-  });
-  return child;
-}
-
-/** Peak resident set size of a process so far (VmHWM), in MiB. */
-async function peakRssMiB(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmHWM:\s+(\d+) kB/.exec(status)![1]) / 1024;
-}
-
-function postFile(url: string, key: string, path: string, idempotencyKey: string): Promise<{ status: number; body: string; ms: number }> {
-  const started = performance.now();
-  return new Promise((resolve, reject) => {
-    const req = request(url, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'idempotency-key': idempotencyKey, 'content-type': 'text/csv', prefer: 'wait=300' },
-    }, (res) => {
-      let body = '';
-      res.on('data', (c) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode!, body, ms: performance.now() - started }));
-    });
-    req.on('error', reject);
-    createReadStream(path).pipe(req);
-  });
-}
+import { peakRssMiB, postFile, startServer, stopServers, writeContractFile } from './support.ts';
 
 function psqlCopy(url: string, path: string): Promise<number> {
   const started = performance.now();
@@ -111,16 +47,19 @@ export async function benchIngest(args: string[]): Promise<void> {
 
   const port = await freePort();
   const env = { DATABASE_URL: database.url, PORT: String(port), LOG_LEVEL: 'warn' };
-  const worker = await start('dist/worker/main.js', { ...env, LOG_LEVEL: 'info' }, /worker started/);
-  const web = await start('dist/api/main.js', { ...env, LOG_LEVEL: 'info' }, /api listening/);
+  // The worker's build summaries are kept, for the phase timings in the report.
+  const builds: Record<string, unknown>[] = [];
+  const keepBuilds = (line: string) => void (line.includes('"version built"') && builds.push(JSON.parse(line)));
+  const worker = await startServer('dist/worker/main.js', { ...env, LOG_LEVEL: 'info' }, /worker started/, keepBuilds);
+  const web = await startServer('dist/api/main.js', env, 'healthz');
   const base = `http://127.0.0.1:${port}`;
   const table: Record<string, string | number>[] = [];
   try {
     for (const rows of sizes) {
       const good = join(tmpdir(), `bench-good-${rows}.csv`);
       const bad = join(tmpdir(), `bench-bad-${rows}.csv`);
-      const bytes = await writeFile(good, rows);
-      await writeFile(bad, rows, 100);
+      const bytes = await writeContractFile(good, rows);
+      await writeContractFile(bad, rows, 100);
       const mb = (bytes / 1e6).toFixed(0);
 
       await pool.query('TRUNCATE bench_copy');
@@ -189,9 +128,7 @@ export async function benchIngest(args: string[]): Promise<void> {
     console.log(`200 sequential 10-row uploads, POST → 201: p50 ${pct(times, 50).toFixed(1)} ms, p99 ${pct(times, 99).toFixed(1)} ms (targets 50 / 250)`);
     console.log(`backlog: 50 small builds queued in ${queuedMs.toFixed(0)} ms, all built ${drainedMs.toFixed(0)} ms after the first was queued`);
   } finally {
-    web.kill('SIGTERM');
-    worker.kill('SIGTERM');
-    await Promise.all([once(web, 'exit'), once(worker, 'exit')]);
+    await stopServers([web, worker]);
     await pool.end();
     await database.drop();
   }
