@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { contractsCsv } from './support/contracts.ts';
+import { eventually } from './support/eventually.ts';
 import { newDataset, postCsv } from './support/ingest.ts';
 import { startScript } from './support/processes.ts';
 import { startService, type TestService } from './support/service.ts';
@@ -23,11 +24,7 @@ describe('a worker killed mid-build', function () {
     const versionPath = `/v1/datasets/${ds}/versions/${versionId}`;
 
     // Let the first worker get into the build, then kill it without warning.
-    for (let i = 0; i < 600; i++) {
-      const v = (await svc.request(versionPath, { key })).json;
-      if (v.status === 'building' && v.progress.rowsProcessed > 0) break;
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await eventually(() => svc.request(versionPath, { key }), (r) => r.json.status === 'building' && r.json.progress.rowsProcessed > 0, { everyMs: 10 });
     expect((await svc.request(versionPath, { key })).json.status).to.equal('building');
     first.child.kill('SIGKILL');
     await first.exited;

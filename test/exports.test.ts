@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { buildNow, HEADER, newDataset, postCsv } from './support/ingest.ts';
 import { testBlobStore } from './setup/objectStore.ts';
+import { eventually } from './support/eventually.ts';
 import { startService, type TestService } from './support/service.ts';
 
 const FILE = [
@@ -14,12 +15,9 @@ const FILE = [
 ].join('\n');
 
 async function readyExport(svc: TestService, key: string, path: string) {
-  for (let i = 0; i < 200; i++) {
-    const reply = await svc.request(path, { key });
-    if (reply.json.status === 'ready' || reply.json.status === 'failed') return reply.json;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error('export not ready in time');
+  const reply = await eventually(() => svc.request(path, { key }), (r) => ['ready', 'failed'].includes(r.json.status), { everyMs: 25 });
+  if (!['ready', 'failed'].includes(reply.json.status)) throw new Error('export not ready in time');
+  return reply.json;
 }
 
 const withoutIds = (doc: Record<string, unknown>) => {
@@ -167,18 +165,10 @@ describe('exports', () => {
     await svc.db.query(`UPDATE exports SET expires_at = now() - interval '1 second' WHERE id = $1`, [ready.id]);
     const { queues } = await import('../shared/queue.ts');
     await svc.worker!.boss.send(queues.purgeStaleFiles, {});
-    let status = 200;
-    for (let i = 0; i < 100 && status === 200; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      status = (await svc.request(path, { key })).status;
-    }
+    const status = await eventually(async () => (await svc.request(path, { key })).status, (s) => s !== 200);
     expect(status).to.equal(404);
     // The export goes first, then its file (from the blob store, which may take a moment).
-    let files = 1;
-    for (let i = 0; i < 100 && files > 0; i++) {
-      files = (await svc.db.query('SELECT 1 FROM blobs WHERE id = $1', [rows[0].blob_id])).rowCount ?? 0;
-      if (files > 0) await new Promise((r) => setTimeout(r, 50));
-    }
+    const files = await eventually(async () => (await svc.db.query('SELECT 1 FROM blobs WHERE id = $1', [rows[0].blob_id])).rowCount, (n) => n === 0);
     expect(files).to.equal(0);
   });
 
@@ -189,12 +179,7 @@ describe('exports', () => {
     await postCsv(svc, live, ds, FILE);
     const requested = await svc.request(`/v1/datasets/${ds}/exports`, { key: live, json: { format: 'csv' } });
     await readyExport(svc, live, `/v1/datasets/${ds}/exports/${requested.json.id}`);
-    let exported = 0;
-    for (let i = 0; i < 50 && exported < 5; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      const { rows } = await svc.db.query("SELECT coalesce(sum(quantity), 0) AS n FROM usage_counters WHERE account_id = $1 AND metric = 'export_rows'", [accountId]);
-      exported = Number(rows[0].n);
-    }
+    const exported = await eventually(() => svc.metered(accountId, 'export_rows'), (n) => n >= 5);
     expect(exported).to.equal(5);
   });
 });

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { queues } from '../shared/queue.ts';
 import { startService, type TestService } from './support/service.ts';
 import { slowPost } from './support/slowRequest.ts';
+import { eventually } from './support/eventually.ts';
 
 describe('idempotency filter (spec §7 Idempotency)', () => {
   let svc: TestService;
@@ -134,12 +135,7 @@ describe('idempotency filter (spec §7 Idempotency)', () => {
     const schedules = await svc.worker!.boss.getSchedules();
     expect(schedules.map((s) => s.name)).to.include(queues.purgeIdempotencyKeys);
     await svc.worker!.boss.send(queues.purgeIdempotencyKeys, {});
-    const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline) {
-      const { rowCount } = await svc.db.query("SELECT 1 FROM idempotency_keys WHERE key = 'old-key-2'");
-      if (rowCount === 0) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await eventually(async () => (await svc.db.query("SELECT 1 FROM idempotency_keys WHERE key = 'old-key-2'")).rowCount, (n) => n === 0);
     expect((await svc.db.query("SELECT 1 FROM idempotency_keys WHERE key = 'old-key-2'")).rowCount).to.equal(0);
     expect((await svc.db.query("SELECT 1 FROM idempotency_keys WHERE key = 'old-key'")).rowCount).to.equal(1);
   });

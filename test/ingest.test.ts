@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { buildNow, codes, HEADER, newDataset, postCsv } from './support/ingest.ts';
+import { eventually } from './support/eventually.ts';
 import { startService, type TestService } from './support/service.ts';
 
 describe('ingest: versions from CSV files', () => {
@@ -159,12 +160,8 @@ describe('ingest: versions from CSV files', () => {
     expect(reply.json.progress).to.have.keys('rowsProcessed', 'bytesProcessed', 'bytesTotal');
     expect(reply.json.progress.bytesTotal).to.be.greaterThan(0);
     const location = reply.headers.get('location')!;
-    let status = reply.json.status;
-    for (let i = 0; i < 100 && status !== 'active'; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      status = (await svc.request(location.slice(svc.url.length), { key })).json.status;
-    }
-    expect(status).to.equal('active');
+    const later = await eventually(() => svc.request(location.slice(svc.url.length), { key }), (r) => r.json.status === 'active');
+    expect(later.json.status).to.equal('active');
   });
 
   it('when two builds race on one dataset, then they end in creation order: the older never replaces the newer', async () => {
@@ -174,12 +171,10 @@ describe('ingest: versions from CSV files', () => {
     // Build the newer one first by hand: the older build then finds a newer active version.
     const { rows } = await svc.db.query('SELECT seq FROM versions WHERE id = ANY($1) ORDER BY seq', [[older.json.id, newer.json.id]]);
     expect(rows).to.have.length(2);
-    let done = false;
-    for (let i = 0; i < 200 && !done; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      const statuses = await svc.db.query('SELECT id, status FROM versions WHERE dataset_id = $1', [ds]);
-      done = statuses.rows.every((r: { status: string }) => ['active', 'superseded'].includes(r.status));
-    }
+    await eventually(
+      async () => (await svc.db.query('SELECT status FROM versions WHERE dataset_id = $1', [ds])).rows as { status: string }[],
+      (rows) => rows.every((r) => ['active', 'superseded'].includes(r.status)),
+    );
     const finalDataset = await svc.request(`/v1/datasets/${ds}`, { key });
     expect(finalDataset.json.activeVersionId).to.equal(newer.json.id);
     const old = await svc.request(`/v1/datasets/${ds}/versions/${older.json.id}`, { key });

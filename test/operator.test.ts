@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { createTestDatabase } from './setup/database.ts';
 import { runScript } from './support/processes.ts';
+import { eventually } from './support/eventually.ts';
 import { startService, type TestService } from './support/service.ts';
 
 describe('operator command line', () => {
@@ -149,12 +150,8 @@ describe('operator: failed and dead-lettered jobs', () => {
       const retried = await operator('jobs', 'retry', deadId!);
       expect(retried.code, retried.stderr).to.equal(0);
       expect(JSON.parse(retried.stdout)).to.include({ queue: queues.buildVersion, retried: true });
-      let status = '';
-      for (let i = 0; i < 100 && status !== 'active'; i++) {
-        await new Promise((r) => setTimeout(r, 50));
-        status = (await svc.request(`/v1/datasets/${ds}/versions/${version.json.id}`, { key })).json.status;
-      }
-      expect(status).to.equal('active');
+      const built = await eventually(() => svc.request(`/v1/datasets/${ds}/versions/${version.json.id}`, { key }), (r) => r.json.status === 'active');
+      expect(built.json.status).to.equal('active');
       expect(JSON.parse((await operator('jobs', 'list')).stdout)).to.deep.equal([]);
       const again = await operator('jobs', 'retry', deadId!);
       expect(again.code).to.equal(2);

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { problemTypes } from '../shared/problems.ts';
 import { startService, type TestService } from './support/service.ts';
+import { eventually } from './support/eventually.ts';
 
 describe('problem documents, routing, browser origins and the API reference', () => {
   let svc: TestService;
@@ -110,17 +111,10 @@ describe('metering', () => {
     const test = await svc.key(accountId, 'test');
     for (let i = 0; i < 3; i++) await svc.request('/v1/datasets', { key: live });
     for (let i = 0; i < 2; i++) await svc.request('/v1/datasets', { key: test });
-    const deadline = Date.now() + 5_000;
-    let total = 0;
-    while (Date.now() < deadline) {
-      const { rows } = await svc.db.query("SELECT coalesce(sum(quantity), 0) AS n FROM usage_counters WHERE account_id = $1 AND metric = 'requests'", [accountId]);
-      total = Number(rows[0].n);
-      if (total >= 3) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await eventually(() => svc.metered(accountId, 'requests'), (n) => n >= 3);
+    // A few more flushes: the test-mode requests must not show up late.
     await new Promise((r) => setTimeout(r, 300));
-    const { rows } = await svc.db.query("SELECT sum(quantity) AS n FROM usage_counters WHERE account_id = $1 AND metric = 'requests'", [accountId]);
-    expect(Number(rows[0].n)).to.equal(3);
+    expect(await svc.metered(accountId, 'requests')).to.equal(3);
     const { rows: keys } = await svc.db.query('SELECT mode, last_used_at FROM api_keys WHERE account_id = $1 ORDER BY mode', [accountId]);
     expect(keys.every((k: { last_used_at: Date | null }) => k.last_used_at !== null)).to.equal(true);
   });

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { ChildProcess } from 'node:child_process';
 import { contractsCsv } from './support/contracts.ts';
+import { eventually } from './support/eventually.ts';
 import { HEADER, newDataset, postCsv } from './support/ingest.ts';
 import { startScript } from './support/processes.ts';
 import { startService, type TestService } from './support/service.ts';
@@ -40,7 +41,7 @@ describe('workers that scale out', function () {
     expect(replies.map((r) => r.status)).to.deep.equal(Array(10).fill(201));
     // Each worker logs a build after committing it and deleting the file: wait for the lines.
     const logged = () => replies.every((r) => three.some((w) => builtBy(w, r.json.id) > 0));
-    for (let i = 0; i < 100 && !logged(); i++) await new Promise((r) => setTimeout(r, 20));
+    await eventually(logged, (all) => all, { everyMs: 20 });
     for (const reply of replies) {
       const builds = three.map((w) => builtBy(w, reply.json.id));
       expect(builds.reduce((a, b) => a + b, 0), reply.json.id).to.equal(1);
@@ -56,11 +57,11 @@ describe('workers that scale out', function () {
     for (let i = 0; i < 3; i++) {
       ids.push((await postCsv(svc, key, ds, contractsCsv(20_000 + i), { wait: 0 })).json.id);
     }
-    for (let i = 0; i < 400; i++) {
-      const { rows } = await svc.db.query(`SELECT count(*) FILTER (WHERE status IN ('active', 'superseded')) AS done FROM versions WHERE dataset_id = $1`, [ds]);
-      if (Number(rows[0].done) === 3) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await eventually(
+      async () => (await svc.db.query(`SELECT count(*) FILTER (WHERE status IN ('active', 'superseded')) AS done FROM versions WHERE dataset_id = $1`, [ds])).rows[0].done,
+      (done) => Number(done) === 3,
+      { timeoutMs: 20_000 },
+    );
     const { rows } = await svc.db.query('SELECT id, status, started_at, completed_at FROM versions WHERE dataset_id = $1 ORDER BY seq', [ds]);
     expect(rows.map((r: { id: string }) => r.id)).to.deep.equal(ids);
     expect(rows.map((r: { status: string }) => r.status)).to.deep.equal(['superseded', 'superseded', 'active']);
@@ -75,25 +76,17 @@ describe('workers that scale out', function () {
     const ds = await newDataset(svc, key);
     const created = await postCsv(svc, key, ds, contractsCsv(600_000), { wait: 0 });
     const path = `/v1/datasets/${ds}/versions/${created.json.id}`;
-    for (let i = 0; i < 600; i++) {
-      const v = (await svc.request(path, { key })).json;
-      if (v.status === 'building' && v.progress.rowsProcessed > 0) break;
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await eventually(() => svc.request(path, { key }), (r) => r.json.status === 'building' && r.json.progress.rowsProcessed > 0, { everyMs: 10 });
     first!.child.kill('SIGTERM');
     expect(await first!.exited).to.equal(0);
     expect((await svc.request(path, { key })).json.status).to.be.oneOf(['building', 'queued']);
     expect((await svc.request(`/v1/datasets/${ds}`, { key })).json.activeVersionId).to.equal(null);
 
     const [second] = await startWorkers(1);
-    let version = (await svc.request(path, { key })).json;
-    for (let i = 0; i < 600 && version.status !== 'active'; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      version = (await svc.request(path, { key })).json;
-    }
+    const version = (await eventually(() => svc.request(path, { key }), (r) => r.json.status === 'active', { timeoutMs: 30_000 })).json;
     expect(version).to.include({ status: 'active', rowCount: 600_000 });
     // The worker logs the build after committing it and deleting the file.
-    for (let i = 0; i < 100 && builtBy(second!, created.json.id) === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    await eventually(() => builtBy(second!, created.json.id), (n) => n > 0, { everyMs: 20 });
     expect(builtBy(second!, created.json.id)).to.equal(1);
     expect(builtBy(first!, created.json.id)).to.equal(0);
     const { rows } = await svc.db.query('SELECT count(*) FROM contract_rows WHERE version_id = $1', [created.json.id]);

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { HEADER, newDataset } from './support/ingest.ts';
 import { testBlobStore } from './setup/objectStore.ts';
+import { eventually } from './support/eventually.ts';
 import { startService, type TestService } from './support/service.ts';
 
 const GOOD = `${HEADER}\nc1,Acme,Pro,2026-01-01,2026-12-31,1200.00,EUR\n`;
@@ -140,12 +141,7 @@ describe('uploads: multipart bodies and upload URLs', () => {
     const ds = await newDataset(svc, live);
     const csv = `${HEADER}\na,A,,2026-01-01,2026-01-31,1,EUR\nb,B,,2026-01-01,2026-01-31,1,EUR\n`;
     expect((await svc.request(`/v1/datasets/${ds}/versions`, { key: live, body: csv, headers: { 'content-type': 'text/csv' } })).status).to.equal(201);
-    let ingested = 0;
-    for (let i = 0; i < 50 && ingested < 2; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      const { rows } = await svc.db.query("SELECT coalesce(sum(quantity), 0) AS n FROM usage_counters WHERE account_id = $1 AND metric = 'rows_ingested'", [accountId]);
-      ingested = Number(rows[0].n);
-    }
+    const ingested = await eventually(() => svc.metered(accountId, 'rows_ingested'), (n) => n >= 2);
     expect(ingested).to.equal(2);
   });
 
@@ -163,7 +159,7 @@ describe('uploads: multipart bodies and upload URLs', () => {
     expect((await svc.worker!.boss.getSchedules()).map((s) => s.name)).to.include(queues.purgeStaleFiles);
     await svc.worker!.boss.send(queues.purgeStaleFiles, {});
     const exists = async (table: string, id: string) => (await svc.db.query(`SELECT 1 FROM ${table} WHERE id = $1`, [id])).rowCount === 1;
-    for (let i = 0; i < 100 && (await exists('blobs', orphan.id)); i++) await new Promise((r) => setTimeout(r, 50));
+    await eventually(() => exists('blobs', orphan.id), (present) => !present);
     expect(await exists('blobs', orphan.id)).to.equal(false);
     expect(await exists('uploads', stale.id)).to.equal(false);
     expect(await exists('blobs', recent.id)).to.equal(true);

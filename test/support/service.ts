@@ -44,6 +44,8 @@ export type TestService = {
   /** A new account with a test-mode key. */
   tenant(mode?: Mode): Promise<{ accountId: string; key: string }>;
   request(path: string, options?: RequestOptions): Promise<Reply>;
+  /** What has been metered for an account so far (usage is written in batches). */
+  metered(accountId: string, metric: 'requests' | 'rows_ingested' | 'export_rows'): Promise<number>;
   stop(): Promise<void>;
 };
 
@@ -101,6 +103,10 @@ export async function startService(
         json = undefined;
       }
       return { status: res.status, headers: res.headers, text, json };
+    },
+    metered: async (accountId, metric) => {
+      const { rows } = await db.query('SELECT coalesce(sum(quantity), 0) AS n FROM usage_counters WHERE account_id = $1 AND metric = $2', [accountId, metric]);
+      return Number(rows[0].n);
     },
     stop: async () => {
       await api.stop();
