@@ -7,6 +7,7 @@ import { idempotency } from './filters/idempotency.ts';
 import { buildOpenApiDocument, openApiRoutes } from './openapi.ts';
 import { type Deps, handlerFor, type Operation } from './operation.ts';
 import { operations } from './operations.ts';
+import { interactionRoutes } from './oauth/interactions.ts';
 import { requestLog } from './requestLog.ts';
 import { errorHandler, methodNotAllowed, notFound, problemIndex, problemPage } from './problemResponses.ts';
 
@@ -43,6 +44,14 @@ export function createApp(deps: Deps): express.Express {
   }
 
   mount(app, operations.filter((op) => op.surface === 'public'), deps);
+
+  // The authorization server: our sign-in and consent pages, then the provider for exactly the
+  // endpoints we offer (its discovery, JWKS and other routes stay unreachable).
+  const { provider, keys } = deps.oauth;
+  app.use('/oauth/interaction/:uid', interactionRoutes({ config, pool: deps.pool, log, provider, csrfKey: keys.cookieKeys[0]! }));
+  const serveOAuth = provider.callback();
+  const offered = /^\/(?:authorize(?:\/[\w-]+)?|token|register|revoke)$/;
+  app.use('/oauth', (req, res, next) => (offered.test(req.path) ? serveOAuth(req, res) : next()));
 
   const v1 = express.Router({ strict: false });
   v1.use(refuseBrowserPreflight(deps), authenticate(deps), requireScope(deps), idempotency(deps));

@@ -11,7 +11,9 @@ import { ProblemSchema } from './schemas.ts';
 const v1FilterProblems = (op: Operation): ProblemType[] =>
   op.surface === 'v1'
     ? ['unauthorized', ...(isMutating(op.method) ? (['forbidden', 'idempotency-key-required', 'idempotency-key-reused'] as const) : (['forbidden'] as const)), 'internal', 'unavailable']
-    : ['internal'];
+    : op.surface === 'public'
+      ? ['internal']
+      : [];
 
 const toOpenApiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}');
 

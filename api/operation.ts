@@ -11,6 +11,8 @@ import type { Pool } from '../shared/db.ts';
 import type { Logger } from '../shared/log.ts';
 import type { ProblemType } from '../shared/problems.ts';
 import { parseOrThrow, readJsonBody } from './body.ts';
+import type { AuthorizationServer } from './oauth/provider.ts';
+import type { OAuthKeys } from '../shared/oauth/keys.ts';
 
 export type Deps = {
   config: Config;
@@ -23,6 +25,8 @@ export type Deps = {
   outcomes: VersionOutcomes;
   /** Where uploaded files and exports live. */
   blobs: BlobStore;
+  /** The OAuth authorization server mounted at /oauth, and its keys. */
+  oauth: { provider: AuthorizationServer; keys: OAuthKeys };
 };
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -41,8 +45,9 @@ export type Operation<P extends AnyObject = AnyObject, Q extends AnyObject = Any
   method: HttpMethod;
   /** Express-style path, e.g. /v1/datasets/:id. */
   path: string;
-  /** v1: behind authentication, scope and idempotency filters. public: no credential. */
-  surface: 'v1' | 'public';
+  /** v1: behind authentication, scope and idempotency filters. public: no credential. oauth: served by
+   * the authorization server under /oauth, listed here for the reference only. */
+  surface: 'v1' | 'public' | 'oauth';
   tags: string[];
   summary: string;
   description?: string;

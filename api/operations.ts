@@ -12,6 +12,8 @@ import putUpload from './routes/uploads/put.ts';
 import createVersion from './routes/versions/create.ts';
 import getVersion from './routes/versions/get.ts';
 import listVersions from './routes/versions/list.ts';
+import { oauthEndpoints } from './routes/oauth/endpoints.ts';
+import { getAuthorizationServerMetadata, getProtectedResourceMetadata, getProtectedResourceMetadataRoot } from './routes/oauth/metadata.ts';
 import type { Operation } from './operation.ts';
 
 export const operations: Operation[] = [
@@ -29,6 +31,10 @@ export const operations: Operation[] = [
   getExport,
   getExportContent,
   downloadExport,
+  getAuthorizationServerMetadata,
+  getProtectedResourceMetadata,
+  getProtectedResourceMetadataRoot,
+  ...oauthEndpoints,
   healthz,
   readyz,
 ];

@@ -7,7 +7,9 @@ export const scopes = ['service.read', 'service.write'] as const;
 export type Scope = (typeof scopes)[number];
 
 export type Principal = {
-  kind: 'api_key';
+  /** An API key, or an OAuth access token (always live mode, acting for the account chosen at consent). */
+  kind: 'api_key' | 'oauth_token';
+  /** The key's id, or the OAuth grant's id. */
   credentialId: string;
   accountId: string;
   mode: Mode;

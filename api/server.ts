@@ -11,13 +11,18 @@ import { createBoss, ensureQueues } from '../shared/queue.ts';
 import { UsageMeter } from '../shared/usage.ts';
 import { VersionOutcomes } from '../shared/versionOutcomes.ts';
 import { createApp } from './app.ts';
+import type { Deps } from './operation.ts';
+import { loadOAuthKeys } from '../shared/oauth/keys.ts';
+import { createAuthorizationServer } from './oauth/provider.ts';
 
-export type RunningApi = { server: Server; pool: Pool; port: number; url: string; stop(): Promise<void> };
+export type RunningApi = { server: Server; pool: Pool; port: number; url: string; oauth: Deps['oauth']; stop(): Promise<void> };
 
 export async function startApi(config: Config, databaseUrl: string, log: Logger): Promise<RunningApi> {
   const pool = createPool(databaseUrl, config.databasePoolSize, 'dataset-service-web');
+  let oauthKeys;
   try {
     await migrate(pool);
+    oauthKeys = await loadOAuthKeys(pool);
   } catch (error) {
     await pool.end();
     throw error;
@@ -36,7 +41,8 @@ export async function startApi(config: Config, databaseUrl: string, log: Logger)
   const meter = new UsageMeter(pool, log, config.usageFlushMs);
   meter.start();
   const blobs = createBlobStore(config, pool);
-  const server = createServer(createApp({ config, pool, log, meter, boss, outcomes, blobs }));
+  const oauth = { provider: createAuthorizationServer(config, pool, log, oauthKeys), keys: oauthKeys };
+  const server = createServer(createApp({ config, pool, log, meter, boss, outcomes, blobs, oauth }));
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -63,5 +69,5 @@ export async function startApi(config: Config, databaseUrl: string, log: Logger)
     await blobs.close();
     await pool.end();
   };
-  return { server, pool, port, url: `http://127.0.0.1:${port}`, stop };
+  return { server, pool, port, url: `http://127.0.0.1:${port}`, oauth, stop };
 }

@@ -6,6 +6,7 @@ import type { Logger } from './log.ts';
 export const queues = {
   purgeIdempotencyKeys: 'purge-idempotency-keys',
   purgeStaleFiles: 'purge-stale-files',
+  purgeOAuthRecords: 'purge-oauth-records',
   buildVersion: 'build-version',
   buildVersionDead: 'build-version-dead',
   buildExport: 'build-export',
@@ -45,6 +46,7 @@ export const inTransaction = (client: Client) => ({ executeSql: (text: string, v
 export async function ensureQueues(boss: PgBoss): Promise<void> {
   await boss.createQueue(queues.purgeIdempotencyKeys, { retryLimit: 2, expireInSeconds: 300 });
   await boss.createQueue(queues.purgeStaleFiles, { retryLimit: 2, expireInSeconds: 900 });
+  await boss.createQueue(queues.purgeOAuthRecords, { retryLimit: 2, expireInSeconds: 300 });
   for (const [queue, deadLetter] of [
     [queues.buildVersion, queues.buildVersionDead],
     [queues.buildExport, queues.buildExportDead],
@@ -68,4 +70,5 @@ export async function ensureQueues(boss: PgBoss): Promise<void> {
 export async function ensureSchedules(boss: PgBoss): Promise<void> {
   await boss.schedule(queues.purgeIdempotencyKeys, '*/15 * * * *');
   await boss.schedule(queues.purgeStaleFiles, '17 * * * *');
+  await boss.schedule(queues.purgeOAuthRecords, '*/30 * * * *');
 }

@@ -52,10 +52,11 @@ describe('authentication filter (spec §5)', () => {
     expect(reply.json.detail).to.match(/refresh token/).and.include('/oauth/token');
   });
 
-  it('when an OAuth access token is presented before any is issued, then it is an unknown credential', async () => {
+  it('when an OAuth access token that was never issued is presented, then a 401 with invalid_token says to get a new one', async () => {
     const reply = await svc.request('/v1/datasets', { key: 'svc_oauth_abcdefghijklmnopqrstuvwxyz' });
     expectUnauthorized(reply);
-    expect(reply.json.detail).to.match(/not a credential/);
+    expect(reply.json.detail).to.match(/expired, revoked or unknown/);
+    expect(reply.headers.get('www-authenticate')).to.include('error="invalid_token"');
   });
 
   it('when a valid API key is presented, then the call is served', async () => {
@@ -99,6 +100,7 @@ describe('authentication filter (spec §5)', () => {
         boss: new PgBoss(deadUrl),
         outcomes: new VersionOutcomes(deadUrl, log),
         blobs: (await import('../shared/postgresBlobStore.ts')).createPostgresBlobStore(deadPool),
+        oauth: svc.api.oauth,
       }),
     );
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

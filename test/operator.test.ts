@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { listMigrations } from '../shared/migrate.ts';
 import { createTestDatabase } from './setup/database.ts';
 import { runScript } from './support/processes.ts';
 import { eventually } from './support/eventually.ts';
@@ -107,7 +108,9 @@ describe('operator command line', () => {
       const check = createPool(fresh.url, 1, 'test');
       const { rows } = await check.query('SELECT version FROM schema_migrations');
       await check.end();
-      expect(rows.map((r: { version: number }) => r.version)).to.deep.equal([1, 2, 3]);
+      const files = (await listMigrations()).map((m) => m.version);
+      expect(files.length).to.be.greaterThan(3);
+      expect(rows.map((r: { version: number }) => r.version)).to.deep.equal(files);
     } finally {
       await fresh.drop();
     }

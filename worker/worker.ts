@@ -11,6 +11,7 @@ import { buildExport } from './jobs/buildExport.ts';
 import { buildVersion } from './jobs/buildVersion.ts';
 import { purgeIdempotencyKeys } from './jobs/purgeIdempotencyKeys.ts';
 import { purgeStaleFiles } from './jobs/purgeStaleFiles.ts';
+import { purgeOAuthRecords } from './jobs/purgeOAuthRecords.ts';
 
 /**
  * `concurrency` build consumers. pg-boss fetches the next job after a poll delay unless the worker
@@ -55,6 +56,7 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
     await ensureSchedules(boss);
     await boss.work(queues.purgeIdempotencyKeys, purgeIdempotencyKeys(pool, log));
     await boss.work(queues.purgeStaleFiles, purgeStaleFiles(pool, blobs, log));
+    await boss.work(queues.purgeOAuthRecords, purgeOAuthRecords(pool, log));
     await workBuilds(boss, queues.buildVersion, config.workerConcurrency, buildVersion(pool, blobs, meter, log));
     await workBuilds(boss, queues.buildExport, config.workerConcurrency, buildExport(pool, blobs, meter, log));
   } catch (error) {

@@ -1,11 +1,12 @@
 // The authentication filter in front of /v1 (spec §5). Credentials are told apart by prefix
-// before any lookup; API keys are looked up on every request (no cached verdicts), so a
-// revocation bites on the next request. Answers carry no `instance`.
+// before any lookup; API keys and OAuth access tokens are looked up on every request (no cached
+// verdicts), so a revocation bites on the next request. Answers carry no `instance`.
 import type { RequestHandler, Response } from 'express';
 import { authenticateKey, keyLabel } from '../../shared/apiKeys.ts';
 import { Problem } from '../../shared/problems.ts';
 import type { Deps } from '../operation.ts';
-import { principalOf, setPrincipal, type Scope } from '../principal.ts';
+import { ACCESS_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX, resourceOf } from '../oauth/provider.ts';
+import { principalOf, scopes, setPrincipal, type Scope } from '../principal.ts';
 import { sendProblem } from '../problemResponses.ts';
 
 const VALID_PREFIXES = 'svc_test_ (test-mode API key), svc_live_ (live-mode API key) or svc_oauth_ (OAuth access token)';
@@ -15,9 +16,12 @@ const details = {
   notACredential: `The bearer credential is not a credential of this service. Valid credentials start with ${VALID_PREFIXES}.`,
   refreshToken:
     'The bearer credential is an OAuth refresh token (svc_oauth_rt_…). Exchange it at /oauth/token for an access token and send that instead.',
+  oauthTokenInvalid:
+    'The OAuth access token is expired, revoked or unknown. Get a new access token at /oauth/token with your refresh token, or connect again.',
 };
 
-export function authenticate({ config, pool, meter }: Deps): RequestHandler {
+export function authenticate({ config, pool, meter, oauth }: Deps): RequestHandler {
+  const resource = resourceOf(config);
   const resourceMetadata = `${config.baseUrl}/.well-known/oauth-protected-resource/v1`;
 
   const refuse = (res: Response, detail: string, tokenPresented: boolean) => {
@@ -34,7 +38,7 @@ export function authenticate({ config, pool, meter }: Deps): RequestHandler {
     if (credential === undefined) return refuse(res, details.notACredential, true);
 
     // The refresh-token prefix is checked ahead of the general OAuth one.
-    if (credential.startsWith('svc_oauth_rt_')) return refuse(res, details.refreshToken, true);
+    if (credential.startsWith(REFRESH_TOKEN_PREFIX)) return refuse(res, details.refreshToken, true);
     if (credential.startsWith('svc_test_') || credential.startsWith('svc_live_')) {
       const verdict = await authenticateKey(pool, credential);
       // Unknown, malformed and revoked keys get one and the same answer.
@@ -51,7 +55,26 @@ export function authenticate({ config, pool, meter }: Deps): RequestHandler {
       meter.keyUsed(verdict.keyId);
       return next();
     }
-    // svc_oauth_ access tokens: no authorization server issues them yet, so none is valid.
+    if (credential.startsWith(ACCESS_TOKEN_PREFIX)) {
+      const token = await oauth.provider.AccessToken.find(credential);
+      const account = (token?.extra as { account?: unknown } | undefined)?.account;
+      const audience = [token?.aud ?? []].flat();
+      // find() hides unknown, revoked and expired rows; expiry and audience are checked again here.
+      if (!token || token.isExpired || !audience.includes(resource) || typeof account !== 'string' || !token.grantId) {
+        return refuse(res, details.oauthTokenInvalid, true);
+      }
+      const granted = new Set(token.scope?.split(' '));
+      setPrincipal(res, {
+        kind: 'oauth_token',
+        credentialId: token.grantId,
+        accountId: account,
+        mode: 'live',
+        scopes: scopes.filter((s) => granted.has(s)),
+        label: keyLabel(credential),
+      });
+      meter.add(account, 'live', 'requests');
+      return next();
+    }
     return refuse(res, details.notACredential, true);
   };
 }

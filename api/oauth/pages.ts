@@ -1,0 +1,138 @@
+// The person's pages of the OAuth flow: sign in, sign up, consent with account choice, and the
+// messages (expired request, refused account, protocol errors). Small, server-rendered, styled
+// for a phone first, with labels, autocomplete hints and alerts screen readers announce.
+import type { ErrorOut } from 'oidc-provider';
+import { escapeHtml } from '../html.ts';
+import type { Scope } from '../principal.ts';
+
+const STYLE = `
+*{box-sizing:border-box}
+body{margin:0;min-height:100vh;display:flex;align-items:flex-start;justify-content:center;background:#f3f4f6;color:#111827;
+font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;padding:1rem}
+main{width:100%;max-width:26rem;margin-top:min(10vh,4rem);background:#fff;border-radius:12px;padding:1.75rem 1.5rem;
+box-shadow:0 1px 3px rgba(0,0,0,.08),0 8px 24px rgba(0,0,0,.06)}
+.brand{margin:0 0 1rem;font-weight:600;font-size:.875rem;letter-spacing:.02em;color:#4f46e5}
+h1{font-size:1.375rem;line-height:1.3;margin:0 0 .5rem}
+p{margin:.5rem 0}
+.muted{color:#4b5563;font-size:.9375rem}
+label{display:block;font-weight:600;margin:1rem 0 .25rem}
+input[type=email],input[type=password]{width:100%;font:inherit;padding:.625rem .75rem;border:1px solid #9ca3af;border-radius:8px}
+input:focus-visible,button:focus-visible,a:focus-visible{outline:3px solid #818cf8;outline-offset:2px}
+button{font:inherit;font-weight:600;border-radius:8px;padding:.7rem 1rem;border:1px solid transparent;cursor:pointer;width:100%}
+.primary{background:#4f46e5;color:#fff}.primary:hover{background:#4338ca}
+.secondary{background:#fff;color:#111827;border-color:#9ca3af}.secondary:hover{background:#f9fafb}
+.actions{display:grid;gap:.75rem;margin-top:1.5rem}
+@media (min-width:30rem){.actions.two{grid-template-columns:1fr 1fr}}
+.alert{background:#fef2f2;border:1px solid #fca5a5;color:#991b1b;border-radius:8px;padding:.625rem .75rem;margin:1rem 0}
+ul.scopes{padding-left:1.25rem;margin:.5rem 0}ul.scopes li{margin:.25rem 0}
+fieldset{border:0;padding:0;margin:1.25rem 0 0}legend{font-weight:600;margin-bottom:.25rem}
+.choice{display:flex;gap:.625rem;align-items:center;border:1px solid #d1d5db;border-radius:8px;padding:.625rem .75rem;margin:.5rem 0;font-weight:400}
+.choice input{width:1.125rem;height:1.125rem;margin:0}
+.choice small{display:block;color:#6b7280;font-size:.8125rem}
+code{font-size:.875em;background:#f3f4f6;padding:.1em .3em;border-radius:4px;word-break:break-all}
+.foot{margin-top:1.25rem;font-size:.9375rem}
+a{color:#4338ca}`;
+
+export function layout(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer"><title>${escapeHtml(title)} · Dataset Service</title><style>${STYLE}</style></head>
+<body><main><p class="brand">Dataset Service</p>
+${body}
+</main></body></html>`;
+}
+
+const alert = (message: string | undefined) => (message ? `<div class="alert" role="alert" id="form-error">${escapeHtml(message)}</div>` : '');
+const described = (message: string | undefined) => (message ? ' aria-describedby="form-error" aria-invalid="true"' : '');
+const csrfField = (csrf: string) => `<input type="hidden" name="csrf" value="${escapeHtml(csrf)}">`;
+
+export type SignInView = { action: string; signUpHref: string; csrf: string; clientName: string; email?: string; error?: string };
+
+export function signInPage(v: SignInView): string {
+  return layout(
+    'Sign in',
+    `<h1>Sign in to continue</h1>
+<p class="muted"><strong>${escapeHtml(v.clientName)}</strong> wants to connect to your Dataset Service account.</p>
+${alert(v.error)}
+<form method="post" action="${escapeHtml(v.action)}" novalidate>${csrfField(v.csrf)}
+<label for="email">Email</label>
+<input id="email" name="email" type="email" autocomplete="email" required value="${escapeHtml(v.email ?? '')}"${described(v.error)} autofocus>
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required${described(v.error)}>
+<div class="actions"><button class="primary" type="submit">Sign in</button></div>
+</form>
+<p class="foot">New here? <a href="${escapeHtml(v.signUpHref)}">Create an account</a></p>`,
+  );
+}
+
+export type SignUpView = { action: string; signInHref: string; csrf: string; clientName: string; email?: string; error?: string; minLength: number };
+
+export function signUpPage(v: SignUpView): string {
+  return layout(
+    'Create an account',
+    `<h1>Create your account</h1>
+<p class="muted">Then you can let <strong>${escapeHtml(v.clientName)}</strong> work with your data. If your team already uses the service, use the email it added.</p>
+${alert(v.error)}
+<form method="post" action="${escapeHtml(v.action)}" novalidate>${csrfField(v.csrf)}
+<label for="email">Email</label>
+<input id="email" name="email" type="email" autocomplete="email" required value="${escapeHtml(v.email ?? '')}"${described(v.error)} autofocus>
+<label for="password">Password <span class="muted">(at least ${v.minLength} characters)</span></label>
+<input id="password" name="password" type="password" autocomplete="new-password" minlength="${v.minLength}" required${described(v.error)}>
+<div class="actions"><button class="primary" type="submit">Create account</button></div>
+</form>
+<p class="foot">Already have an account? <a href="${escapeHtml(v.signInHref)}">Sign in</a></p>`,
+  );
+}
+
+const scopeText: Record<Scope, string> = {
+  'service.read': 'Read your datasets, versions, metrics, catalogs and exports',
+  'service.write': 'Create datasets, upload contract files and request exports',
+};
+
+export type ConsentView = {
+  action: string;
+  csrf: string;
+  clientName: string;
+  redirectHost: string;
+  email: string;
+  scopes: Scope[];
+  accounts: { id: string; name: string }[];
+  chosen?: string;
+};
+
+export function consentPage(v: ConsentView): string {
+  const single = v.accounts.length === 1;
+  const choices = v.accounts
+    .map(
+      (a) => `<label class="choice"><input type="radio" name="account" value="${escapeHtml(a.id)}" required${
+        single || a.id === v.chosen ? ' checked' : ''
+      }><span>${escapeHtml(a.name)}<small>${escapeHtml(a.id)}</small></span></label>`,
+    )
+    .join('\n');
+  return layout(
+    'Allow access',
+    `<h1>Allow ${escapeHtml(v.clientName)} to use your data?</h1>
+<p class="muted">Signed in as ${escapeHtml(v.email)}. Afterwards you will be sent back to <code>${escapeHtml(v.redirectHost)}</code>.</p>
+<p>It will be able to:</p>
+<ul class="scopes">${v.scopes.map((s) => `<li>${escapeHtml(scopeText[s])} <small class="muted">(${s})</small></li>`).join('')}</ul>
+<form method="post" action="${escapeHtml(v.action)}">${csrfField(v.csrf)}
+<fieldset><legend>${single ? 'For the account' : 'Choose the account it acts for'}</legend>
+${choices}
+</fieldset>
+<div class="actions two"><button class="secondary" type="submit" name="decision" value="deny" formnovalidate>Deny</button>
+<button class="primary" type="submit" name="decision" value="allow">Allow</button></div>
+</form>`,
+  );
+}
+
+export function messagePage(title: string, message: string, next?: { href: string; label: string }): string {
+  return layout(title, `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p>${next ? `<p class="foot"><a href="${escapeHtml(next.href)}">${escapeHtml(next.label)}</a></p>` : ''}`);
+}
+
+/** The provider's error page (bad client, redirect URI, request): what happened, never a stack. */
+export function renderOAuthError(out: ErrorOut): string {
+  return messagePage(
+    'This connection cannot continue',
+    `${out.error_description ?? 'The authorization request is not valid.'} (${out.error}). Return to the application and try connecting again.`,
+  );
+}

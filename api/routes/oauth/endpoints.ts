@@ -1,0 +1,88 @@
+// The authorization server's own endpoints, served by oidc-provider under /oauth. These entries
+// only document them in the OpenAPI reference: they answer in the OAuth wire formats (RFC 6749,
+// 7591, 7009), not with problem documents.
+import { z } from 'zod';
+import { defineOperation, type Operation } from '../../operation.ts';
+
+const served = async () => {
+  throw new Error('served by the authorization server, not by this route');
+};
+
+const OAuthError = z
+  .object({ error: z.string(), error_description: z.string().optional() })
+  .meta({ id: 'OAuthError', description: 'RFC 6749 §5.2 error response.' });
+
+const TokenResponse = z
+  .object({
+    access_token: z.string().meta({ description: 'svc_oauth_…, valid one hour, live mode, for the account chosen at consent.' }),
+    token_type: z.literal('Bearer'),
+    expires_in: z.number().int(),
+    refresh_token: z.string().meta({ description: 'svc_oauth_rt_…, valid 30 days, rotated on every use.' }),
+    scope: z.string(),
+  })
+  .meta({ id: 'TokenResponse' });
+
+const doc = (op: Omit<Operation, 'surface' | 'handle' | 'tags'>): Operation =>
+  defineOperation({ ...op, surface: 'oauth', tags: ['OAuth'], handle: served } as Operation);
+
+export const oauthEndpoints: Operation[] = [
+  doc({
+    operationId: 'oauthAuthorize',
+    method: 'get',
+    path: '/oauth/authorize',
+    summary: 'Authorization request (browser)',
+    description:
+      'Authorization code with PKCE: response_type=code, client_id, redirect_uri, code_challenge and code_challenge_method=S256 ' +
+      '(plain, or a challenge without a method, is refused), scope (service.read and/or service.write; any other scope is refused with ' +
+      'invalid_scope, except offline_access, which is ignored: refresh tokens are always issued), state, resource (optional, ' +
+      'only $BASE_URL/v1). The person signs in or signs up, chooses the account the token acts for, and allows or denies. ' +
+      'The browser returns to redirect_uri with code, state and iss (RFC 9207), or with error=access_denied.',
+    responses: {
+      303: { description: 'To the sign-in or consent page, then back to the client.', headers: { Location: 'Where the browser goes next.' } },
+      400: { description: 'An HTML page when the client or redirect_uri cannot be trusted; otherwise the error goes back to redirect_uri.' },
+    },
+  }),
+  doc({
+    operationId: 'oauthToken',
+    method: 'post',
+    path: '/oauth/token',
+    summary: 'Token endpoint',
+    description:
+      'grant_type=authorization_code (code, redirect_uri, code_verifier, client_id) or grant_type=refresh_token (refresh_token, client_id). ' +
+      'Public clients: no client secret. A code is valid 60 seconds, once; presenting it again revokes what it issued. A refresh token ' +
+      'is rotated on every use; presenting a rotated one revokes the grant. Of two concurrent exchanges of one code or refresh token, exactly one succeeds.',
+    otherBodies: { 'application/x-www-form-urlencoded': { schema: z.object({ grant_type: z.enum(['authorization_code', 'refresh_token']) }) } },
+    responses: {
+      200: { description: 'Tokens.', schema: TokenResponse },
+      400: { description: 'invalid_grant, invalid_request, unsupported_grant_type, invalid_scope, invalid_target.', schema: OAuthError },
+      401: { description: 'invalid_client.', schema: OAuthError },
+    },
+  }),
+  doc({
+    operationId: 'oauthRegister',
+    method: 'post',
+    path: '/oauth/register',
+    summary: 'Dynamic client registration (RFC 7591)',
+    description:
+      'Public clients only: token_endpoint_auth_method none, grant types authorization_code and refresh_token, response type code. ' +
+      'Confidential clients and other grants are refused with invalid_client_metadata.',
+    otherBodies: {
+      'application/json': {
+        schema: z.object({ redirect_uris: z.array(z.string()), client_name: z.string().optional(), scope: z.string().optional() }),
+      },
+    },
+    responses: {
+      201: { description: 'The registered client, with client_id.' },
+      400: { description: 'invalid_client_metadata, invalid_redirect_uri.', schema: OAuthError },
+    },
+  }),
+  doc({
+    operationId: 'oauthRevoke',
+    method: 'post',
+    path: '/oauth/revoke',
+    summary: 'Revocation (RFC 7009)',
+    description: 'token (an access or refresh token) and client_id. Revokes the whole grant: every token of it fails from the very next request.',
+    otherBodies: { 'application/x-www-form-urlencoded': { schema: z.object({ token: z.string(), client_id: z.string() }) } },
+    responses: { 200: { description: 'Revoked, or the token was unknown (RFC 7009 answers both alike).' }, 400: { description: 'invalid_request.', schema: OAuthError } },
+  }),
+];

@@ -1,0 +1,92 @@
+// oidc-provider's storage in PostgreSQL: one table for every model (see sql/004_oauth.sql).
+// Ids are stored as SHA-256 digests and never inside the payload, so the table holds no usable
+// code, token or session id. `consume` is a conditional update: of two concurrent exchanges of
+// one code or refresh token, exactly one wins and the other gets `invalid_grant`.
+import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
+import type { Queryable } from '../db.ts';
+import { sha256 } from '../ids.ts';
+
+type Row = { payload: AdapterPayload; consumed_at: Date | null };
+
+const epoch = (date: Date) => Math.floor(date.getTime() / 1000);
+
+export function postgresAdapter(db: Queryable): new (model: string) => Adapter {
+  return class PostgresAdapter implements Adapter {
+    readonly model: string;
+
+    constructor(model: string) {
+      this.model = model;
+    }
+
+    async upsert(id: string, payload: AdapterPayload, expiresIn: number | undefined): Promise<void> {
+      const { jti: _id, ...stored } = payload;
+      await db.query(
+        `INSERT INTO oauth_records (model, id_sha256, payload, grant_id, uid, expires_at)
+         VALUES ($1, $2, $3, $4, $5, CASE WHEN $6::int IS NULL THEN NULL ELSE now() + make_interval(secs => $6::int) END)
+         ON CONFLICT (model, id_sha256) DO UPDATE
+           SET payload = EXCLUDED.payload, grant_id = EXCLUDED.grant_id, uid = EXCLUDED.uid, expires_at = EXCLUDED.expires_at`,
+        [this.model, sha256(id), stored, payload.grantId ?? null, payload.uid ?? null, expiresIn ?? null],
+      );
+    }
+
+    async find(id: string): Promise<AdapterPayload | undefined> {
+      const { rows } = await db.query<Row>(
+        `SELECT payload, consumed_at FROM oauth_records
+          WHERE model = $1 AND id_sha256 = $2 AND (expires_at IS NULL OR expires_at > now())`,
+        [this.model, sha256(id)],
+      );
+      return rows[0] && this.restore(rows[0], id);
+    }
+
+    async findByUid(uid: string): Promise<AdapterPayload | undefined> {
+      const { rows } = await db.query<Row>(
+        `SELECT payload, consumed_at FROM oauth_records
+          WHERE model = $1 AND uid = $2 AND (expires_at IS NULL OR expires_at > now())`,
+        [this.model, uid],
+      );
+      // Only the digest of the id is kept; callers of findByUid read the record, never save it back.
+      return rows[0] && this.restore(rows[0], undefined);
+    }
+
+    async findByUserCode(): Promise<undefined> {
+      return undefined; // the device flow is not offered
+    }
+
+    async consume(id: string): Promise<void> {
+      const { rowCount } = await db.query(
+        `UPDATE oauth_records SET consumed_at = now()
+          WHERE model = $1 AND id_sha256 = $2 AND consumed_at IS NULL AND (expires_at IS NULL OR expires_at > now())`,
+        [this.model, sha256(id)],
+      );
+      if (rowCount === 0) throw new errors.InvalidGrant('already consumed by a concurrent request');
+    }
+
+    async destroy(id: string): Promise<void> {
+      await db.query('DELETE FROM oauth_records WHERE model = $1 AND id_sha256 = $2', [this.model, sha256(id)]);
+    }
+
+    async revokeByGrantId(grantId: string): Promise<void> {
+      await db.query('DELETE FROM oauth_records WHERE model = $1 AND grant_id = $2', [this.model, grantId]);
+    }
+
+    private restore(row: Row, id: string | undefined): AdapterPayload {
+      return {
+        ...row.payload,
+        ...(id !== undefined && this.model !== 'Client' && { jti: id }),
+        ...(row.consumed_at && { consumed: epoch(row.consumed_at) }),
+      };
+    }
+  };
+}
+
+/** Deletes records past their expiry (with a margin for the provider's clock tolerance) and the
+ * account bindings of grants that no longer exist. */
+export async function purgeExpiredOAuthRecords(db: Queryable): Promise<{ records: number; grantBindings: number }> {
+  const records = await db.query(`DELETE FROM oauth_records WHERE expires_at < now() - interval '1 minute'`);
+  const bindings = await db.query(
+    `DELETE FROM oauth_grant_accounts g
+      WHERE created_at < now() - interval '1 hour'
+        AND NOT EXISTS (SELECT 1 FROM oauth_records r WHERE r.model = 'Grant' AND r.id_sha256 = sha256(convert_to(g.grant_id, 'UTF8')))`,
+  );
+  return { records: records.rowCount ?? 0, grantBindings: bindings.rowCount ?? 0 };
+}

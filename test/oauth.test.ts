@@ -1,0 +1,477 @@
+// The embedded authorization server against a running service, driven by a real OAuth client
+// library (oauth4webapi) and by a page-driving "browser" over HTTP.
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import * as oauth from 'oauth4webapi';
+import { addMember } from '../shared/accounts.ts';
+import { sha256 } from '../shared/ids.ts';
+import { queues } from '../shared/queue.ts';
+import { eventually } from './support/eventually.ts';
+import { accountsOffered, callbackParams, PageBrowser, type Person } from './support/oauth.ts';
+import { startService, type TestService } from './support/service.ts';
+
+const insecure = { [oauth.allowInsecureRequests]: true } as const;
+const REDIRECT_URI = 'http://127.0.0.1:9/callback';
+
+describe('OAuth authorization server', function () {
+  this.timeout(30_000);
+  let svc: TestService;
+  let as: oauth.AuthorizationServer;
+  let client: oauth.Client;
+  before(async () => {
+    svc = await startService();
+    const issuer = new URL(svc.url);
+    as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }));
+    client = await register();
+  });
+  after(() => svc.stop());
+
+  async function register(metadata: Partial<oauth.Client> = {}): Promise<oauth.Client> {
+    const res = await oauth.dynamicClientRegistrationRequest(
+      as,
+      { redirect_uris: [REDIRECT_URI], client_name: 'Reporting robot', token_endpoint_auth_method: 'none', ...metadata },
+      insecure,
+    );
+    return oauth.processDynamicClientRegistrationResponse(res);
+  }
+
+  let people = 0;
+  const newPerson = (domain = 'example.com'): Person => ({ email: `person${++people}-${randomUUID().slice(0, 8)}@${domain}`, password: 'correct horse battery', signUp: true });
+
+  type Flow = { url: string; verifier: string; state: string };
+  async function authorizationUrl(params: Record<string, string> = {}, forClient = client): Promise<Flow> {
+    const verifier = oauth.generateRandomCodeVerifier();
+    const state = oauth.generateRandomState();
+    const url = new URL(as.authorization_endpoint!);
+    url.search = new URLSearchParams({
+      client_id: forClient.client_id,
+      redirect_uri: REDIRECT_URI,
+      response_type: 'code',
+      scope: 'service.read service.write',
+      state,
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      ...params,
+    }).toString();
+    return { url: url.href, verifier, state };
+  }
+
+  /** A person goes through the pages; the client validates the answer and exchanges the code. */
+  async function connect(person: Person, options: { account?: string; scope?: string; browser?: PageBrowser } = {}) {
+    const browser = options.browser ?? new PageBrowser(svc.url);
+    const flow = await authorizationUrl(options.scope ? { scope: options.scope } : {});
+    const page = await browser.approve(flow.url, { person, ...(options.account && { account: options.account }) });
+    const params = oauth.validateAuthResponse(as, client, callbackParams(page, REDIRECT_URI), flow.state);
+    const tokens = await exchange(params, flow.verifier);
+    return { tokens, params, flow, browser, person };
+  }
+
+  const exchange = async (params: URLSearchParams, verifier: string) =>
+    oauth.processAuthorizationCodeResponse(as, client, await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), params, REDIRECT_URI, verifier, insecure));
+  const refresh = async (refreshToken: string) =>
+    oauth.processRefreshTokenResponse(as, client, await oauth.refreshTokenGrantRequest(as, client, oauth.None(), refreshToken, insecure));
+  const tokenError = async (attempt: Promise<unknown>) => {
+    const error = await attempt.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error, 'the token endpoint should have refused').to.be.instanceOf(oauth.ResponseBodyError);
+    return (error as oauth.ResponseBodyError).error;
+  };
+  const accountOf = async (email: string) =>
+    (
+      await svc.db.query<{ account_id: string; name: string }>(
+        'SELECT m.account_id, a.name FROM memberships m JOIN people p ON p.id = m.person_id JOIN accounts a ON a.id = m.account_id WHERE p.email = lower($1)',
+        [email],
+      )
+    ).rows;
+
+  describe('metadata', () => {
+    it('when the RFC 8414 document is read, then it has exactly the spec\'s values plus response_types_supported', async () => {
+      const reply = await svc.request('/.well-known/oauth-authorization-server');
+      expect(reply.status).to.equal(200);
+      expect(reply.json).to.include({
+        issuer: svc.url,
+        authorization_endpoint: `${svc.url}/oauth/authorize`,
+        token_endpoint: `${svc.url}/oauth/token`,
+        registration_endpoint: `${svc.url}/oauth/register`,
+        revocation_endpoint: `${svc.url}/oauth/revoke`,
+      });
+      expect(reply.json.scopes_supported).to.deep.equal(['service.read', 'service.write']);
+      expect(reply.json.grant_types_supported).to.deep.equal(['authorization_code', 'refresh_token']);
+      expect(reply.json.code_challenge_methods_supported).to.deep.equal(['S256']);
+      expect(reply.json.token_endpoint_auth_methods_supported).to.deep.equal(['none']);
+      expect(reply.json.response_types_supported).to.deep.equal(['code']);
+      expect(JSON.stringify(reply.json)).not.to.match(/openid|userinfo|jwks|client_credentials|id_token/);
+    });
+
+    it('when the protected-resource metadata is read at either address, then it names the API and this issuer', async () => {
+      for (const path of ['/.well-known/oauth-protected-resource/v1', '/.well-known/oauth-protected-resource']) {
+        const reply = await svc.request(path);
+        expect(reply.status).to.equal(200);
+        expect(reply.json).to.deep.equal({
+          resource: `${svc.url}/v1`,
+          authorization_servers: [svc.url],
+          scopes_supported: ['service.read', 'service.write'],
+          bearer_methods_supported: ['header'],
+        });
+      }
+      const resource = new URL(`${svc.url}/v1`);
+      const rs = await oauth.processResourceDiscoveryResponse(resource, await oauth.resourceDiscoveryRequest(resource, insecure));
+      expect(rs.authorization_servers).to.deep.equal([svc.url]);
+    });
+
+    it('when the provider\'s own OpenID routes are asked for, then they do not exist', async () => {
+      for (const path of ['/oauth/.well-known/openid-configuration', '/oauth/jwks', '/oauth/me', '/oauth/session/end', '/oauth/token/introspection', '/oauth/request']) {
+        const reply = await svc.request(path);
+        expect(reply.status, path).to.equal(404);
+        expect(reply.json.type).to.equal(`${svc.config.errorsBase}/not-found`);
+      }
+    });
+  });
+
+  describe('the whole flow', () => {
+    it('when a new person signs up and allows, then the client gets prefixed tokens bound to a new account named from the email domain, acting in live mode', async () => {
+      const person = newPerson('Acme.Example');
+      const { tokens, params } = await connect(person);
+      expect(params.get('iss')).to.equal(svc.url);
+      expect(tokens.access_token).to.match(/^svc_oauth_(?!rt_)[\w-]{40,}$/);
+      expect(tokens.refresh_token).to.match(/^svc_oauth_rt_[\w-]{40,}$/);
+      expect(tokens.token_type).to.equal('bearer');
+      expect(tokens.expires_in).to.be.within(3590, 3600);
+      expect(tokens.scope).to.equal('service.read service.write');
+
+      const [account, ...others] = await accountOf(person.email);
+      expect(others).to.have.length(0);
+      expect(account!.name).to.equal('acme.example');
+
+      const created = await svc.request('/v1/datasets', { key: tokens.access_token, json: { externalRef: 'made-by-oauth' } });
+      expect(created.status).to.equal(201);
+      expect(created.json.mode).to.equal('live');
+      const { rows } = await svc.db.query('SELECT account_id, mode FROM datasets WHERE id = $1', [created.json.id]);
+      expect(rows[0]).to.deep.equal({ account_id: account!.account_id, mode: 'live' });
+
+      // Test-mode data of the same account stays invisible to the (live) token.
+      const testKey = await svc.key(account!.account_id, 'test');
+      const testOnly = await svc.request('/v1/datasets', { key: testKey, json: { externalRef: 'test-only' } });
+      const listed = await svc.request('/v1/datasets', { key: tokens.access_token });
+      expect(listed.status).to.equal(200);
+      expect(listed.json.data.map((d: { id: string }) => d.id)).to.deep.equal([created.json.id]);
+      expect((await svc.request(`/v1/datasets/${testOnly.json.id}`, { key: tokens.access_token })).status).to.equal(404);
+      expect(await eventually(() => svc.metered(account!.account_id, 'requests'), (n) => n >= 3)).to.be.at.least(3);
+    });
+
+    it('when tokens are stored, then only digests of their values are in the database', async () => {
+      const { tokens, params } = await connect(newPerson());
+      const { rows } = await svc.db.query<{ id_sha256: Buffer; payload: unknown }>('SELECT id_sha256, payload FROM oauth_records');
+      const dump = JSON.stringify(rows.map((r) => r.payload));
+      for (const secret of [tokens.access_token, tokens.refresh_token!, params.get('code')!]) {
+        expect(dump).not.to.include(secret);
+        expect(rows.some((r) => r.id_sha256.equals(sha256(secret)))).to.equal(true);
+      }
+    });
+
+    it('when a refresh token is used, then it is rotated; presenting the rotated one revokes the whole grant', async () => {
+      const { tokens } = await connect(newPerson());
+      const first = await refresh(tokens.refresh_token!);
+      expect(first.refresh_token).to.match(/^svc_oauth_rt_/).and.not.equal(tokens.refresh_token);
+      expect(first.access_token).to.match(/^svc_oauth_/).and.not.equal(tokens.access_token);
+      expect((await svc.request('/v1/datasets', { key: first.access_token })).status).to.equal(200);
+
+      expect(await tokenError(refresh(tokens.refresh_token!))).to.equal('invalid_grant');
+      // Reuse detection: every token of the grant is gone, the newest ones included.
+      expect((await svc.request('/v1/datasets', { key: first.access_token })).status).to.equal(401);
+      expect(await tokenError(refresh(first.refresh_token!))).to.equal('invalid_grant');
+    });
+
+    it('when records expire and grants are revoked, then the scheduled purge deletes them and keeps the live ones', async () => {
+      const expiring = await connect(newPerson());
+      const live = await connect(newPerson());
+      const revoked = await connect(newPerson());
+      await oauth.revocationRequest(as, client, oauth.None(), revoked.tokens.refresh_token!, insecure);
+      await svc.db.query(`UPDATE oauth_records SET expires_at = now() - interval '2 minutes' WHERE id_sha256 = $1`, [sha256(expiring.tokens.access_token)]);
+      await svc.db.query(`UPDATE oauth_grant_accounts SET created_at = now() - interval '2 hours'`);
+      const count = async (value: string) => (await svc.db.query('SELECT 1 FROM oauth_records WHERE id_sha256 = $1', [sha256(value)])).rowCount;
+
+      expect((await svc.worker!.boss.getSchedules()).map((s) => s.name)).to.include(queues.purgeOAuthRecords);
+      await svc.worker!.boss.send(queues.purgeOAuthRecords, {});
+      expect(await eventually(() => count(expiring.tokens.access_token), (n) => n === 0)).to.equal(0);
+      expect(await count(expiring.tokens.refresh_token!)).to.equal(1);
+      expect(await count(live.tokens.access_token)).to.equal(1);
+      const bindings = await svc.db.query<{ account_id: string }>('SELECT account_id FROM oauth_grant_accounts');
+      const accounts = bindings.rows.map((r) => r.account_id);
+      expect(accounts).to.include((await accountOf(live.person.email))[0]!.account_id);
+      expect(accounts).not.to.include((await accountOf(revoked.person.email))[0]!.account_id);
+      expect((await svc.request('/v1/datasets', { key: live.tokens.access_token })).status).to.equal(200);
+    });
+
+    it('when a refresh token is presented on /v1, then it gets the refresh-token 401', async () => {
+      const { tokens } = await connect(newPerson());
+      const reply = await svc.request('/v1/datasets', { key: tokens.refresh_token! });
+      expect(reply.status).to.equal(401);
+      expect(reply.json.detail).to.include('/oauth/token');
+    });
+
+    it('when the client revokes either token, then every token of the grant fails on the very next request', async () => {
+      for (const which of ['access_token', 'refresh_token'] as const) {
+        const { tokens } = await connect(newPerson());
+        expect((await svc.request('/v1/datasets', { key: tokens.access_token })).status).to.equal(200);
+        await oauth.processRevocationResponse(await oauth.revocationRequest(as, client, oauth.None(), tokens[which]!, insecure));
+        const after = await svc.request('/v1/datasets', { key: tokens.access_token });
+        expect(after.status, which).to.equal(401);
+        expect(after.headers.get('www-authenticate')).to.include('error="invalid_token"').and.include('resource_metadata=');
+        expect(await tokenError(refresh(tokens.refresh_token!))).to.equal('invalid_grant');
+      }
+    });
+
+    it('when another client tries to revoke a token, then nothing is revoked', async () => {
+      const { tokens } = await connect(newPerson());
+      const other = await register({ client_name: 'Someone else' });
+      await oauth.revocationRequest(as, other, oauth.None(), tokens.access_token, insecure);
+      expect((await svc.request('/v1/datasets', { key: tokens.access_token })).status).to.equal(200);
+    });
+
+    it('when only service.read is granted, then reads work and every mutating call is 403 forbidden', async () => {
+      const { tokens } = await connect(newPerson(), { scope: 'service.read' });
+      expect(tokens.scope).to.equal('service.read');
+      expect((await svc.request('/v1/datasets', { key: tokens.access_token })).status).to.equal(200);
+      const write = await svc.request('/v1/datasets', { key: tokens.access_token, json: { externalRef: 'nope' } });
+      expect(write.status).to.equal(403);
+      expect(write.json.type).to.equal(`${svc.config.errorsBase}/forbidden`);
+      expect(write.json).not.to.have.property('instance');
+    });
+
+    it('when an access token has expired, then /v1 answers 401 invalid_token', async () => {
+      const { tokens } = await connect(newPerson());
+      await svc.db.query(`UPDATE oauth_records SET expires_at = now() - interval '1 second' WHERE model = 'AccessToken' AND id_sha256 = $1`, [sha256(tokens.access_token)]);
+      const reply = await svc.request('/v1/datasets', { key: tokens.access_token });
+      expect(reply.status).to.equal(401);
+      expect(reply.headers.get('www-authenticate')).to.include('error="invalid_token"');
+    });
+  });
+
+  describe('authorization codes', () => {
+    async function code(person = newPerson()) {
+      const flow = await authorizationUrl();
+      const page = await new PageBrowser(svc.url).approve(flow.url, { person });
+      return { params: oauth.validateAuthResponse(as, client, callbackParams(page, REDIRECT_URI), flow.state), verifier: flow.verifier };
+    }
+
+    it('when a code is exchanged a second time, then it is refused and the tokens it gave are revoked', async () => {
+      const { params, verifier } = await code();
+      const tokens = await exchange(params, verifier);
+      expect((await svc.request('/v1/datasets', { key: tokens.access_token })).status).to.equal(200);
+      expect(await tokenError(exchange(params, verifier))).to.equal('invalid_grant');
+      expect((await svc.request('/v1/datasets', { key: tokens.access_token })).status).to.equal(401);
+      expect(await tokenError(refresh(tokens.refresh_token!))).to.equal('invalid_grant');
+    });
+
+    it('when one code is exchanged twice at the same moment, then exactly one exchange gets tokens', async () => {
+      for (let round = 0; round < 5; round++) {
+        const { params, verifier } = await code();
+        const outcomes = await Promise.allSettled([exchange(params, verifier), exchange(params, verifier)]);
+        expect(outcomes.filter((o) => o.status === 'fulfilled'), `round ${round}`).to.have.length(1);
+      }
+    });
+
+    it('when one refresh token is used twice at the same moment, then exactly one use gets tokens', async () => {
+      for (let round = 0; round < 5; round++) {
+        const { tokens } = await connect(newPerson());
+        const outcomes = await Promise.allSettled([refresh(tokens.refresh_token!), refresh(tokens.refresh_token!)]);
+        expect(outcomes.filter((o) => o.status === 'fulfilled'), `round ${round}`).to.have.length(1);
+      }
+    });
+
+    it('when a code is older than 60 seconds, then it is refused', async () => {
+      const { params, verifier } = await code();
+      const { rows } = await svc.db.query<{ seconds: number }>(
+        `SELECT extract(epoch FROM expires_at - now())::int AS seconds FROM oauth_records WHERE model = 'AuthorizationCode' AND id_sha256 = $1`,
+        [sha256(params.get('code')!)],
+      );
+      expect(rows[0]!.seconds).to.be.within(55, 60);
+      await svc.db.query(`UPDATE oauth_records SET expires_at = now() - interval '1 second' WHERE model = 'AuthorizationCode' AND id_sha256 = $1`, [sha256(params.get('code')!)]);
+      expect(await tokenError(exchange(params, verifier))).to.equal('invalid_grant');
+    });
+
+    it('when the code verifier does not match the challenge, then the exchange is refused', async () => {
+      const { params } = await code();
+      expect(await tokenError(exchange(params, oauth.generateRandomCodeVerifier()))).to.equal('invalid_grant');
+    });
+  });
+
+  describe('refused requests', () => {
+    const errorOf = async (params: Record<string, string>) => {
+      const flow = await authorizationUrl(params);
+      const page = await new PageBrowser(svc.url).go(flow.url);
+      return new URL(page.url).searchParams;
+    };
+
+    it('when PKCE is plain, missing, or has a challenge without a method, then the client gets invalid_request', async () => {
+      const verifier = oauth.generateRandomCodeVerifier();
+      for (const params of [
+        { code_challenge: verifier, code_challenge_method: 'plain' },
+        { code_challenge: verifier, code_challenge_method: '' },
+        { code_challenge: '', code_challenge_method: '' },
+      ]) {
+        const flow = await authorizationUrl({});
+        const url = new URL(flow.url);
+        for (const [k, v] of Object.entries(params)) v ? url.searchParams.set(k, v) : url.searchParams.delete(k);
+        const page = await new PageBrowser(svc.url).go(url.href);
+        expect(page.url.startsWith(REDIRECT_URI), JSON.stringify(params)).to.equal(true);
+        expect(new URL(page.url).searchParams.get('error'), JSON.stringify(params)).to.equal('invalid_request');
+      }
+    });
+
+    it('when an unknown scope is asked for, then the client gets invalid_scope', async () => {
+      // offline_access is not among them: the provider drops it before anything else sees it, and
+      // refresh tokens are issued without it anyway.
+      for (const scope of ['service.admin', 'openid service.read', 'service.read profile']) {
+        expect((await errorOf({ scope })).get('error'), scope).to.equal('invalid_scope');
+      }
+    });
+
+    it('when another resource is named, then the client gets invalid_target', async () => {
+      expect((await errorOf({ resource: 'https://elsewhere.example/api' })).get('error')).to.equal('invalid_target');
+    });
+
+    it('when a confidential client or another grant type registers, then registration is refused', async () => {
+      for (const metadata of [
+        { token_endpoint_auth_method: 'client_secret_basic' },
+        { token_endpoint_auth_method: 'none', grant_types: ['client_credentials'] },
+        { token_endpoint_auth_method: 'none', response_types: ['code id_token'] },
+      ]) {
+        const res = await fetch(as.registration_endpoint!, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ redirect_uris: [REDIRECT_URI], ...metadata }),
+        });
+        expect(res.status, JSON.stringify(metadata)).to.equal(400);
+        expect(((await res.json()) as { error: string }).error, JSON.stringify(metadata)).to.equal('invalid_client_metadata');
+      }
+    });
+
+    it('when the client_credentials grant is tried, then the token endpoint does not offer it', async () => {
+      const res = await fetch(as.token_endpoint!, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'client_credentials', client_id: client.client_id }),
+      });
+      expect(res.status).to.equal(400);
+      expect(((await res.json()) as { error: string }).error).to.be.oneOf(['unsupported_grant_type', 'unauthorized_client']);
+    });
+  });
+
+  describe('the person\'s pages', () => {
+    it('when the person denies, then the client gets access_denied and no token exists', async () => {
+      const flow = await authorizationUrl();
+      const page = await new PageBrowser(svc.url).approve(flow.url, { person: newPerson(), decision: 'deny' });
+      const params = callbackParams(page, REDIRECT_URI);
+      expect(params.get('error')).to.equal('access_denied');
+      expect(params.get('iss')).to.equal(svc.url);
+      expect(params.has('code')).to.equal(false);
+    });
+
+    it('when a person linked to several accounts connects, then they choose one and the token acts for it', async () => {
+      const person = newPerson();
+      await new PageBrowser(svc.url).approve((await authorizationUrl()).url, { person, decision: 'deny' });
+      const [own] = await accountOf(person.email);
+      const team = await svc.account('Team account');
+      await addMember(svc.db, team, person.email);
+
+      const browser = new PageBrowser(svc.url);
+      const flow = await authorizationUrl();
+      let page = await browser.go(flow.url);
+      page = await browser.submit(page, '/login', { email: person.email, password: person.password });
+      expect(accountsOffered(page).sort()).to.deep.equal([own!.account_id, team].sort());
+      expect(page.html).to.include('Team account').and.include('Reporting robot');
+      page = await browser.submit(page, '/consent', { decision: 'allow', account: team });
+      const tokens = await exchange(oauth.validateAuthResponse(as, client, callbackParams(page, REDIRECT_URI), flow.state), flow.verifier);
+
+      const created = await svc.request('/v1/datasets', { key: tokens.access_token, json: { externalRef: 'team-data' } });
+      const { rows } = await svc.db.query('SELECT account_id FROM datasets WHERE id = $1', [created.json.id]);
+      expect(rows[0].account_id).to.equal(team);
+      // Refreshed tokens act for the same account.
+      const refreshed = await refresh(tokens.refresh_token!);
+      const listed = await svc.request('/v1/datasets', { key: refreshed.access_token });
+      expect(listed.json.data.map((d: { id: string }) => d.id)).to.deep.equal([created.json.id]);
+    });
+
+    it('when the person names an account they are not linked to, then a 403 page answers and nothing is granted', async () => {
+      const stranger = await svc.account('Not yours');
+      const browser = new PageBrowser(svc.url);
+      const flow = await authorizationUrl();
+      const before = await svc.db.query(`SELECT count(*)::int AS n FROM oauth_records WHERE model IN ('Grant', 'AuthorizationCode')`);
+      const page = await browser.approve(flow.url, { person: newPerson(), account: stranger });
+      expect(page.status).to.equal(403);
+      expect(page.html).to.include('nothing was granted');
+      const after = await svc.db.query(`SELECT count(*)::int AS n FROM oauth_records WHERE model IN ('Grant', 'AuthorizationCode')`);
+      expect(after.rows[0].n).to.equal(before.rows[0].n);
+      expect((await svc.db.query('SELECT 1 FROM oauth_grant_accounts WHERE account_id = $1', [stranger])).rowCount).to.equal(0);
+    });
+
+    it('when a person the operator added signs up, then they get no new account and connect to the operator\'s one', async () => {
+      const person = newPerson();
+      const team = await svc.account('Operator-made');
+      await addMember(svc.db, team, person.email);
+      const { tokens } = await connect(person);
+      expect((await accountOf(person.email)).map((a) => a.account_id)).to.deep.equal([team]);
+      const created = await svc.request('/v1/datasets', { key: tokens.access_token, json: { externalRef: 'x' } });
+      expect(created.status).to.equal(201);
+    });
+
+    it('when the password is wrong or the email is taken, then the page says so and the person can try again', async () => {
+      const person = newPerson();
+      await connect(person);
+      const browser = new PageBrowser(svc.url);
+      let page = await browser.go((await authorizationUrl()).url);
+      page = await browser.submit(page, '/login', { email: person.email, password: 'wrong password' });
+      expect(page.status).to.equal(401);
+      expect(page.html).to.include('do not match').and.include('role="alert"');
+      expect(page.html).not.to.include('wrong password');
+
+      page = await browser.go(/href="([^"]+signup=1)"/.exec(page.html)![1]!.replace(/&amp;/g, '&'));
+      page = await browser.submit(page, '/signup', { email: person.email, password: 'another password' });
+      expect(page.status).to.equal(409);
+      expect(page.html).to.include('already exists');
+
+      page = await browser.submit(page, '/signup', { email: 'fresh@example.org', password: 'short' });
+      expect(page.status).to.equal(400);
+      expect(page.html).to.include('at least 8 characters');
+    });
+
+    it('when the interaction is unknown or belongs to another browser, then an expired page answers, no-store', async () => {
+      const page = await new PageBrowser(svc.url).go('/oauth/interaction/not-a-real-one');
+      expect(page.status).to.equal(400);
+      expect(page.html).to.include('expired');
+
+      const flow = await authorizationUrl();
+      const mine = new PageBrowser(svc.url);
+      const started = await mine.go(flow.url);
+      const res = await fetch(started.url);
+      expect(res.status).to.equal(400);
+      expect(res.headers.get('cache-control')).to.equal('no-store');
+    });
+
+    it('when a form is posted from another origin or without its token, then it is refused', async () => {
+      const browser = new PageBrowser(svc.url);
+      const page = await browser.go((await authorizationUrl()).url);
+      const action = /action="([^"]+\/login)"/.exec(page.html)![1]!;
+      const withoutToken = await browser.go(action, { method: 'POST', form: { email: 'a@b.c', password: 'x' } });
+      expect(withoutToken.status).to.equal(403);
+      const res = await fetch(new URL(action, svc.url), {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example' },
+        body: 'email=a%40b.c&password=x&csrf=x',
+      });
+      expect(res.status).to.equal(403);
+    });
+
+    it('when a page is served, then it is no-store, not frameable, and has a viewport for phones', async () => {
+      const res = await fetch((await new PageBrowser(svc.url).go((await authorizationUrl()).url)).url);
+      // Without the interaction cookie this is the expired page; the headers are the same for every page.
+      expect(res.headers.get('cache-control')).to.equal('no-store');
+      expect(res.headers.get('x-frame-options')).to.equal('DENY');
+      expect(await res.text()).to.include('name="viewport"');
+    });
+  });
+});
