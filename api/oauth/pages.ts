@@ -25,18 +25,18 @@ button{font:inherit;font-weight:600;border-radius:8px;padding:.7rem 1rem;border:
 @media (min-width:30rem){.actions.two{grid-template-columns:1fr 1fr}}
 .alert{background:#fef2f2;border:1px solid #fca5a5;color:#991b1b;border-radius:8px;padding:.625rem .75rem;margin:1rem 0}
 ul.scopes{padding-left:1.25rem;margin:.5rem 0}ul.scopes li{margin:.25rem 0}
-fieldset{border:0;padding:0;margin:1.25rem 0 0}legend{font-weight:600;margin-bottom:.25rem}
+fieldset{border:0;padding:0;margin:1.25rem 0 0}legend{font-weight:600;margin-bottom:.25rem;padding:0}
 .choice{display:flex;gap:.625rem;align-items:center;border:1px solid #d1d5db;border-radius:8px;padding:.625rem .75rem;margin:.5rem 0;font-weight:400}
 .choice input{width:1.125rem;height:1.125rem;margin:0}
 .choice small{display:block;color:#6b7280;font-size:.8125rem}
-code{font-size:.875em;background:#f3f4f6;padding:.1em .3em;border-radius:4px;word-break:break-all}
+code{font-size:.875em;background:#f3f4f6;padding:.1em .3em;border-radius:4px;overflow-wrap:anywhere}
 .foot{margin-top:1.25rem;font-size:.9375rem}
 a{color:#4338ca}`;
 
 export function layout(title: string, body: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer"><title>${escapeHtml(title)} · Dataset Service</title><style>${STYLE}</style></head>
+<meta name="referrer" content="same-origin"><title>${escapeHtml(title)} · Dataset Service</title><style>${STYLE}</style></head>
 <body><main><p class="brand">Dataset Service</p>
 ${body}
 </main></body></html>`;

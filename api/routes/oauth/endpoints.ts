@@ -85,4 +85,37 @@ export const oauthEndpoints: Operation[] = [
     otherBodies: { 'application/x-www-form-urlencoded': { schema: z.object({ token: z.string(), client_id: z.string() }) } },
     responses: { 200: { description: 'Revoked, or the token was unknown (RFC 7009 answers both alike).' }, 400: { description: 'invalid_request.', schema: OAuthError } },
   }),
+  doc({
+    operationId: 'oauthInteractionPage',
+    method: 'get',
+    path: '/oauth/interaction/:uid',
+    summary: 'Sign-in, sign-up and consent pages (HTML, for the person)',
+    description:
+      'Where /oauth/authorize sends the browser. Shows the sign-in form (?signup=1: the sign-up form) or, once signed in, the consent ' +
+      'page: the client\'s name, the scopes, the account to act for, Allow and Deny. Pages are no-store and cannot be framed; ' +
+      'an unknown or expired interaction gets a 400 page. A request naming a scope other than service.read and service.write goes back ' +
+      'to the client with error=invalid_scope.',
+    params: z.object({ uid: z.string() }),
+    responses: { 200: { description: 'The page.', contentType: 'text/html', schema: z.string() }, 400: { description: 'The expired page (HTML).' } },
+  }),
+  doc({
+    operationId: 'oauthInteractionSubmit',
+    method: 'post',
+    path: '/oauth/interaction/:uid/:step',
+    summary: 'The pages\' forms: login, signup, consent',
+    description:
+      'Form posts of the pages (application/x-www-form-urlencoded, with the page\'s csrf field; a foreign Origin is refused). ' +
+      'login: email, password (401 page when they do not match). signup: email, password of at least 8 characters (409 page when ' +
+      'the email already has a password). consent: decision=allow|deny and account (403 page, nothing granted, when the person is ' +
+      'not linked to it). On success, 303 back to the authorization endpoint, which sends the browser on to the client.',
+    params: z.object({ uid: z.string(), step: z.enum(['login', 'signup', 'consent']) }),
+    otherBodies: { 'application/x-www-form-urlencoded': { schema: z.object({ csrf: z.string() }).catchall(z.string()) } },
+    responses: {
+      303: { description: 'Back to /oauth/authorize/{uid}, then to the client.', headers: { Location: 'Where the browser goes next.' } },
+      400: { description: 'The form again, with what to fix, or the expired page.' },
+      401: { description: 'Sign-in: the email and password do not match.' },
+      403: { description: 'A foreign origin or missing csrf; or consent for an account the person is not linked to.' },
+      409: { description: 'Sign-up: the email already has a password.' },
+    },
+  }),
 ];
