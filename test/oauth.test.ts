@@ -205,6 +205,17 @@ describe('OAuth authorization server', function () {
       expect((await svc.request('/v1/datasets', { key: live.tokens.access_token })).status).to.equal(200);
     });
 
+    it('when the same browser connects twice, then it asks for consent again and both grants keep working', async () => {
+      const person = newPerson();
+      const first = await connect(person);
+      const second = await connect(person, { browser: first.browser });
+      expect(second.tokens.access_token).not.to.equal(first.tokens.access_token);
+      for (const tokens of [first.tokens, second.tokens]) {
+        expect((await svc.request('/v1/datasets', { key: tokens.access_token })).status).to.equal(200);
+        expect((await refresh(tokens.refresh_token!)).access_token).to.match(/^svc_oauth_/);
+      }
+    });
+
     it('when a refresh token is presented on /v1, then it gets the refresh-token 401', async () => {
       const { tokens } = await connect(newPerson());
       const reply = await svc.request('/v1/datasets', { key: tokens.refresh_token! });

@@ -1,5 +1,7 @@
-// `npm run bench -- api`: authenticated GET /v1/datasets/{id} for 10 s at 50 connections, beside a
-// bare Express 5 route doing the same two primary-key queries through pg, in the same run.
+// `npm run bench -- api`: authenticated GET /v1/datasets/{id} for 10 s at 50 connections, with an
+// API key and with an OAuth access token, beside a bare Express 5 route doing the same two
+// primary-key queries through pg, in the same run.
+import { createHash } from 'node:crypto';
 import autocannon from 'autocannon';
 import { createAccount } from '../../shared/accounts.ts';
 import { issueKey } from '../../shared/apiKeys.ts';
@@ -7,6 +9,8 @@ import { createPool } from '../../shared/db.ts';
 import { createDataset } from '../../shared/datasets.ts';
 import { freePort } from '../../shared/embeddedPostgres.ts';
 import { createTestDatabase } from '../setup/database.ts';
+import { addMember } from '../../shared/accounts.ts';
+import { callbackParams, PageBrowser } from '../support/oauth.ts';
 import { startServer, stopServers } from './support.ts';
 
 const DURATION_S = Number(process.env['BENCH_DURATION_S'] ?? 10);
@@ -25,24 +29,27 @@ export async function benchApi(): Promise<void> {
   const account = await createAccount(pool, 'Bench');
   const { key } = await issueKey(pool, account.id, 'live');
   const dataset = await createDataset(pool, { accountId: account.id, mode: 'live' }, { externalRef: 'bench' });
+  await addMember(pool, account.id, 'bench@bench.example');
   await pool.end();
 
   const measures: Measure[] = [];
   const env = { DATABASE_URL: database.url, DATABASE_POOL_SIZE: '10', LOG_LEVEL: process.env['BENCH_LOG_LEVEL'] ?? 'info' };
   for (const target of [
-    { name: 'bare express + pg (baseline)', script: 'test/bench/bareServer.ts', path: `/bare/datasets/${dataset.id}` },
-    { name: 'GET /v1/datasets/{id}', script: 'dist/api/main.js', path: `/v1/datasets/${dataset.id}` },
+    { name: 'bare express + pg (baseline)', script: 'test/bench/bareServer.ts', path: `/bare/datasets/${dataset.id}`, oauth: false },
+    { name: 'GET /v1/datasets/{id}', script: 'dist/api/main.js', path: `/v1/datasets/${dataset.id}`, oauth: true },
   ]) {
     const port = await freePort();
-    const child = await startServer(target.script, { ...env, PORT: String(port) }, 'healthz');
-    const url = `http://127.0.0.1:${port}${target.path}`;
+    const base = `http://127.0.0.1:${port}`;
+    const child = await startServer(target.script, { ...env, PORT: String(port), BASE_URL: base }, 'healthz');
+    const url = `${base}${target.path}`;
     await load('warm-up', url, key, 2);
-    measures.push(await load(target.name, url, key, DURATION_S));
+    measures.push(await load(`${target.name}${target.oauth ? ', API key' : ''}`, url, key, DURATION_S));
+    if (target.oauth) measures.push(await load(`${target.name}, OAuth token`, url, await oauthToken(base), DURATION_S));
     await stopServers([child]);
   }
   await database.drop();
 
-  const [bare, ours] = measures as [Measure, Measure];
+  const [bare, ours, viaOAuth] = measures as [Measure, Measure, Measure];
   console.log(`\nbench api: ${CONNECTIONS} connections, ${DURATION_S} s each, same database, same run`);
   console.table(
     measures.map((m) => ({
@@ -56,4 +63,28 @@ export async function benchApi(): Promise<void> {
   );
   const ratio = ours.rps / bare.rps;
   console.log(`target: >= 0.80x baseline and p99 <= 25 ms: ${ratio >= 0.8 && ours.p99 <= 25 ? 'met' : 'NOT met'} (${ratio.toFixed(2)}x, p99 ${ours.p99} ms)`);
+  console.log(`OAuth token vs API key: ${(viaOAuth.rps / ours.rps).toFixed(2)}x`);
+}
+
+/** An access token for the bench account, through registration, the person's pages and the code exchange. */
+async function oauthToken(base: string): Promise<string> {
+  const redirectUri = 'http://127.0.0.1:9/callback';
+  const post = async (path: string, init: { json?: unknown; form?: Record<string, string> }) => {
+    const res = await fetch(base + path, {
+      method: 'POST',
+      headers: { 'content-type': init.json ? 'application/json' : 'application/x-www-form-urlencoded' },
+      body: init.json ? JSON.stringify(init.json) : new URLSearchParams(init.form),
+    });
+    return (await res.json()) as Record<string, string>;
+  };
+  const { client_id } = await post('/oauth/register', { json: { redirect_uris: [redirectUri], token_endpoint_auth_method: 'none' } });
+  const verifier = 'bench-verifier-bench-verifier-bench-verifier-0123456789';
+  const challenge = createHash('sha256').update(verifier).digest('base64url');
+  const query = new URLSearchParams({ client_id: client_id!, redirect_uri: redirectUri, response_type: 'code', scope: 'service.read', code_challenge: challenge, code_challenge_method: 'S256' });
+  const page = await new PageBrowser(base).approve(`${base}/oauth/authorize?${query}`, {
+    person: { email: 'bench@bench.example', password: 'bench-password', signUp: true },
+  });
+  const code = callbackParams(page, redirectUri).get('code')!;
+  const tokens = await post('/oauth/token', { form: { grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: verifier, client_id: client_id! } });
+  return tokens['access_token']!;
 }
