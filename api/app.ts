@@ -26,7 +26,7 @@ export function createApp(deps: Deps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
-  app.set('trust proxy', false);
+  app.set('trust proxy', config.trustProxy);
 
   app.use(requestLog(log));
 

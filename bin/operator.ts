@@ -2,7 +2,7 @@
 // JSON document on stdout; errors are one line on stderr; exit 0 on success, 2 on bad usage or an
 // unknown id, 1 on any other failure.
 import { parseArgs } from 'node:util';
-import { addMember, createAccount, findAccount, listAccounts } from '../shared/accounts.ts';
+import { addMember, createAccount, findAccount, listAccounts, removeMember } from '../shared/accounts.ts';
 import { issueKey, listKeys, revokeKey } from '../shared/apiKeys.ts';
 import { ConfigError, loadConfig } from '../shared/config.ts';
 import { createPool, type Pool } from '../shared/db.ts';
@@ -22,7 +22,8 @@ const USAGE = `usage: operator <command>
   keys issue --account ACC --mode test|live
   keys list --account ACC
   keys revoke KEY_ID
-  members add --account ACC --email EMAIL
+  members add --account ACC --email EMAIL      (prints the invitation code, once)
+  members remove --account ACC --email EMAIL   (revokes the OAuth grants made for it)
   usage --account ACC [--from YYYY-MM-DD] [--to YYYY-MM-DD]
   jobs list
   jobs retry JOB_ID`;
@@ -79,6 +80,12 @@ async function run(pool: Pool, databaseUrl: string, command: string, positionals
       const email = required(values, 'email').toLowerCase();
       if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) throw new UsageError('--email is not an email address');
       return addMember(pool, await existingAccount(pool, required(values, 'account')), email);
+    }
+    case 'members remove': {
+      const email = required(values, 'email');
+      const removed = await removeMember(pool, await existingAccount(pool, required(values, 'account')), email);
+      if (!removed.removed) throw new UsageError(`${email} is not a member of that account`);
+      return removed;
     }
     case 'usage': {
       for (const f of ['from', 'to'] as const) {

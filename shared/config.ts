@@ -23,6 +23,7 @@ const EnvSchema = z.object({
   S3_REGION: z.string().min(1).default('us-east-1'),
   S3_ACCESS_KEY_ID: z.string().min(1).optional(),
   S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  TRUST_PROXY: z.enum(['true', 'false', '1', '0']).default('false'),
 });
 
 /** The S3-compatible store's settings (BLOB_STORE=s3). Without keys, the AWS default chain applies. */
@@ -49,6 +50,8 @@ export type Config = {
   maxUploadBytes: number;
   workerConcurrency: number;
   blobStore: { kind: 'postgres' } | S3Settings;
+  /** Behind a TLS-terminating proxy: honour X-Forwarded-Proto/-Host/-For. */
+  trustProxy: boolean;
 };
 
 export class ConfigError extends Error {}
@@ -90,5 +93,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
             secretAccessKey: e.S3_SECRET_ACCESS_KEY,
           }
         : { kind: 'postgres' },
+    trustProxy: e.TRUST_PROXY === 'true' || e.TRUST_PROXY === '1',
   };
 }

@@ -15,14 +15,26 @@ CREATE INDEX oauth_records_grant ON oauth_records (grant_id) WHERE grant_id IS N
 CREATE INDEX oauth_records_uid ON oauth_records (uid) WHERE uid IS NOT NULL;
 CREATE INDEX oauth_records_expiry ON oauth_records (expires_at) WHERE expires_at IS NOT NULL;
 
--- The API account a grant acts for, chosen by the person on the consent page. Every token of the
--- grant, refreshed ones included, acts for this account.
+-- A membership the operator adds is pending until the person accepts it with the invitation code
+-- `members add` printed (kept as a digest, valid 7 days), when signing up or on the consent page:
+-- knowing someone's email is not enough to act for their account. Links made before this
+-- migration are pending too; `members add` again gives them a code.
+ALTER TABLE memberships
+  ADD COLUMN invitation_sha256 bytea UNIQUE,
+  ADD COLUMN invitation_expires_at timestamptz,
+  ADD COLUMN accepted_at timestamptz;
+
+-- The API account a grant acts for, chosen by the person on the consent page, read on every
+-- request made with the grant's tokens. Removing the membership removes the binding, and with it
+-- every token's right to act.
 CREATE TABLE oauth_grant_accounts (
   grant_id    text PRIMARY KEY,
-  account_id  text NOT NULL REFERENCES accounts (id),
-  person_id   text NOT NULL REFERENCES people (id),
-  created_at  timestamptz NOT NULL DEFAULT now()
+  account_id  text NOT NULL,
+  person_id   text NOT NULL,
+  created_at  timestamptz NOT NULL DEFAULT now(),
+  FOREIGN KEY (account_id, person_id) REFERENCES memberships (account_id, person_id) ON DELETE CASCADE
 );
+CREATE INDEX oauth_grant_accounts_membership ON oauth_grant_accounts (account_id, person_id);
 
 -- Keys for the provider's signed cookies, one per installation, shared by every web process.
 INSERT INTO service_secrets (name, value)

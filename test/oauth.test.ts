@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import * as oauth from 'oauth4webapi';
-import { addMember } from '../shared/accounts.ts';
+import { addMember, removeMember } from '../shared/accounts.ts';
 import { sha256 } from '../shared/ids.ts';
 import { queues } from '../shared/queue.ts';
 import { eventually } from './support/eventually.ts';
@@ -86,6 +86,18 @@ describe('OAuth authorization server', function () {
       )
     ).rows;
 
+  /** Seconds until a stored record (found by its value's digest) expires. */
+  const secondsLeft = async (model: string, value: string) =>
+    (
+      await svc.db.query<{ seconds: number }>(`SELECT extract(epoch FROM expires_at - now())::int AS seconds FROM oauth_records WHERE model = $1 AND id_sha256 = $2`, [
+        model,
+        sha256(value),
+      ])
+    ).rows[0]!.seconds;
+  /** Changes a stored record, to move it in time. */
+  const alterRecord = (model: string, value: string, set: string) =>
+    svc.db.query(`UPDATE oauth_records SET ${set} WHERE model = $1 AND id_sha256 = $2`, [model, sha256(value)]);
+
   describe('metadata', () => {
     it('when the RFC 8414 document is read, then it has exactly the spec\'s values plus response_types_supported', async () => {
       const reply = await svc.request('/.well-known/oauth-authorization-server');
@@ -102,6 +114,24 @@ describe('OAuth authorization server', function () {
       expect(reply.json.code_challenge_methods_supported).to.deep.equal(['S256']);
       expect(reply.json.token_endpoint_auth_methods_supported).to.deep.equal(['none']);
       expect(reply.json.response_types_supported).to.deep.equal(['code']);
+      expect(Object.keys(reply.json).sort()).to.deep.equal(
+        [
+          'issuer',
+          'authorization_endpoint',
+          'token_endpoint',
+          'registration_endpoint',
+          'revocation_endpoint',
+          'scopes_supported',
+          'response_types_supported',
+          'grant_types_supported',
+          'code_challenge_methods_supported',
+          'token_endpoint_auth_methods_supported',
+          'revocation_endpoint_auth_methods_supported',
+          'authorization_response_iss_parameter_supported',
+        ].sort(),
+      );
+      expect(reply.json.revocation_endpoint_auth_methods_supported).to.deep.equal(['none']);
+      expect(reply.json.authorization_response_iss_parameter_supported).to.equal(true);
       expect(JSON.stringify(reply.json)).not.to.match(/openid|userinfo|jwks|client_credentials|id_token/);
     });
 
@@ -162,9 +192,15 @@ describe('OAuth authorization server', function () {
     });
 
     it('when tokens are stored, then only digests of their values are in the database', async () => {
-      const { tokens, params } = await connect(newPerson());
+      const { tokens, params, browser } = await connect(newPerson());
+      // An interaction still open in the same browser (it copies the session in).
+      await browser.go((await authorizationUrl()).url);
       const { rows } = await svc.db.query<{ id_sha256: Buffer; payload: unknown }>('SELECT id_sha256, payload FROM oauth_records');
       const dump = JSON.stringify(rows.map((r) => r.payload));
+      // The sign-in's cookie: whoever holds it acts as the person in this browser.
+      const session = browser.cookie('_session');
+      expect(session).to.have.length.greaterThan(20);
+      expect(dump).not.to.include(session);
       for (const secret of [tokens.access_token, tokens.refresh_token!, params.get('code')!]) {
         expect(dump).not.to.include(secret);
         expect(rows.some((r) => r.id_sha256.equals(sha256(secret)))).to.equal(true);
@@ -250,11 +286,12 @@ describe('OAuth authorization server', function () {
       expect(write.status).to.equal(403);
       expect(write.json.type).to.equal(`${svc.config.errorsBase}/forbidden`);
       expect(write.json).not.to.have.property('instance');
+      expect(write.headers.get('www-authenticate')).to.include('error="insufficient_scope"').and.include('scope="service.write"');
     });
 
     it('when an access token has expired, then /v1 answers 401 invalid_token', async () => {
       const { tokens } = await connect(newPerson());
-      await svc.db.query(`UPDATE oauth_records SET expires_at = now() - interval '1 second' WHERE model = 'AccessToken' AND id_sha256 = $1`, [sha256(tokens.access_token)]);
+      await alterRecord('AccessToken', tokens.access_token, `expires_at = now() - interval '1 second'`);
       const reply = await svc.request('/v1/datasets', { key: tokens.access_token });
       expect(reply.status).to.equal(401);
       expect(reply.headers.get('www-authenticate')).to.include('error="invalid_token"');
@@ -277,6 +314,17 @@ describe('OAuth authorization server', function () {
       expect(await tokenError(refresh(tokens.refresh_token!))).to.equal('invalid_grant');
     });
 
+    it('when a used code is presented again after its 60 seconds, then the tokens it gave are still revoked', async () => {
+      const { params, verifier } = await code();
+      const tokens = await exchange(params, verifier);
+      // The used code is kept for the refresh tokens' lifetime, to recognise a replay.
+      expect(await secondsLeft('AuthorizationCode', params.get('code')!)).to.be.within(29 * 86_400, 30 * 86_400);
+      // Its own 60 seconds have passed.
+      await alterRecord('AuthorizationCode', params.get('code')!, `payload = jsonb_set(payload, '{exp}', to_jsonb(extract(epoch FROM now())::int - 120))`);
+      expect(await tokenError(exchange(params, verifier))).to.equal('invalid_grant');
+      expect((await svc.request('/v1/datasets', { key: tokens.access_token })).status).to.equal(401);
+    });
+
     it('when one code is exchanged twice at the same moment, then exactly one exchange gets tokens', async () => {
       for (let round = 0; round < 5; round++) {
         const { params, verifier } = await code();
@@ -295,12 +343,8 @@ describe('OAuth authorization server', function () {
 
     it('when a code is older than 60 seconds, then it is refused', async () => {
       const { params, verifier } = await code();
-      const { rows } = await svc.db.query<{ seconds: number }>(
-        `SELECT extract(epoch FROM expires_at - now())::int AS seconds FROM oauth_records WHERE model = 'AuthorizationCode' AND id_sha256 = $1`,
-        [sha256(params.get('code')!)],
-      );
-      expect(rows[0]!.seconds).to.be.within(55, 60);
-      await svc.db.query(`UPDATE oauth_records SET expires_at = now() - interval '1 second' WHERE model = 'AuthorizationCode' AND id_sha256 = $1`, [sha256(params.get('code')!)]);
+      expect(await secondsLeft('AuthorizationCode', params.get('code')!)).to.be.within(55, 60);
+      await alterRecord('AuthorizationCode', params.get('code')!, `expires_at = now() - interval '1 second'`);
       expect(await tokenError(exchange(params, verifier))).to.equal('invalid_grant');
     });
 
@@ -333,11 +377,21 @@ describe('OAuth authorization server', function () {
       }
     });
 
-    it('when an unknown scope is asked for, then the client gets invalid_scope', async () => {
-      // offline_access is not among them: the provider drops it before anything else sees it, and
-      // refresh tokens are issued without it anyway.
-      for (const scope of ['service.admin', 'openid service.read', 'service.read profile']) {
-        expect((await errorOf({ scope })).get('error'), scope).to.equal('invalid_scope');
+    it('when an unknown scope, or none, is asked for, then the client gets invalid_scope with a description', async () => {
+      for (const scope of ['service.admin', 'openid service.read', 'service.read profile', '', 'offline_access']) {
+        const params = await errorOf({ scope });
+        expect(params.get('error'), scope).to.equal('invalid_scope');
+        expect(params.get('error_description'), scope).to.include('service.read');
+      }
+    });
+
+    it('when offline_access comes with a known scope, with or without prompt=consent, then it is ignored and refresh tokens are issued anyway', async () => {
+      for (const extra of [{}, { prompt: 'consent' }] as Record<string, string>[]) {
+        const flow = await authorizationUrl({ scope: 'service.read offline_access', ...extra });
+        const page = await new PageBrowser(svc.url).approve(flow.url, { person: newPerson() });
+        const tokens = await exchange(oauth.validateAuthResponse(as, client, callbackParams(page, REDIRECT_URI), flow.state), flow.verifier);
+        expect(tokens.scope, JSON.stringify(extra)).to.equal('service.read');
+        expect(tokens.refresh_token).to.match(/^svc_oauth_rt_/);
       }
     });
 
@@ -387,12 +441,19 @@ describe('OAuth authorization server', function () {
       await new PageBrowser(svc.url).approve((await authorizationUrl()).url, { person, decision: 'deny' });
       const [own] = await accountOf(person.email);
       const team = await svc.account('Team account');
-      await addMember(svc.db, team, person.email);
+      const invitation = await addMember(svc.db, team, person.email);
+      expect(invitation.status).to.equal('pending');
 
       const browser = new PageBrowser(svc.url);
       const flow = await authorizationUrl();
       let page = await browser.go(flow.url);
       page = await browser.submit(page, '/login', { email: person.email, password: person.password });
+      // Until the person accepts the invitation, the account is not theirs to connect.
+      expect(accountsOffered(page)).to.deep.equal([own!.account_id]);
+      page = await browser.submit(page, '/invitation', { invitationCode: 'inv_not_the_code' });
+      expect(page.status).to.equal(400);
+      expect(page.html).to.include('not valid');
+      page = await browser.submit(page, '/invitation', { invitationCode: invitation.invitationCode! });
       expect(accountsOffered(page).sort()).to.deep.equal([own!.account_id, team].sort());
       expect(page.html).to.include('Team account').and.include('Reporting robot');
       page = await browser.submit(page, '/consent', { decision: 'allow', account: team });
@@ -420,14 +481,85 @@ describe('OAuth authorization server', function () {
       expect((await svc.db.query('SELECT 1 FROM oauth_grant_accounts WHERE account_id = $1', [stranger])).rowCount).to.equal(0);
     });
 
-    it('when a person the operator added signs up, then they get no new account and connect to the operator\'s one', async () => {
+    it('when a person the operator added signs up with the invitation code, then they get no new account and connect to the operator\'s one', async () => {
       const person = newPerson();
       const team = await svc.account('Operator-made');
-      await addMember(svc.db, team, person.email);
-      const { tokens } = await connect(person);
+      const { invitationCode } = await addMember(svc.db, team, person.email);
+      const { tokens } = await connect({ ...person, invitationCode });
       expect((await accountOf(person.email)).map((a) => a.account_id)).to.deep.equal([team]);
       const created = await svc.request('/v1/datasets', { key: tokens.access_token, json: { externalRef: 'x' } });
       expect(created.status).to.equal(201);
+      // The code was used up.
+      expect((await svc.db.query('SELECT invitation_sha256 FROM memberships WHERE account_id = $1', [team])).rows[0].invitation_sha256).to.equal(null);
+    });
+
+    it('when someone signs up with an email the operator added but without its invitation code, then no password is set and nothing is granted', async () => {
+      const victim = newPerson();
+      const team = await svc.account('Victim team');
+      const { invitationCode } = await addMember(svc.db, team, victim.email);
+      const attacker = new PageBrowser(svc.url);
+      for (const code of ['', 'inv_guessed', invitationCode!.slice(0, -1)]) {
+        const page = await attacker.approve((await authorizationUrl()).url, { person: { ...victim, password: 'attacker password', invitationCode: code } });
+        expect(page.status, code).to.equal(400);
+        expect(page.html, code).to.match(code ? /not valid/ : /invitation code/);
+      }
+      const { rows } = await svc.db.query('SELECT password_hash FROM people WHERE email = $1', [victim.email]);
+      expect(rows[0].password_hash).to.equal(null);
+      // A code for another email does not work either, and a new person gets nothing from it.
+      const other = await attacker.approve((await authorizationUrl()).url, { person: { ...newPerson(), invitationCode } });
+      expect(other.status).to.equal(400);
+      expect((await svc.db.query('SELECT accepted_at FROM memberships WHERE account_id = $1', [team])).rows[0].accepted_at).to.equal(null);
+    });
+
+    it('when an invitation has expired, then its code no longer works', async () => {
+      const person = newPerson();
+      const team = await svc.account('Late team');
+      const { invitationCode } = await addMember(svc.db, team, person.email);
+      await svc.db.query(`UPDATE memberships SET invitation_expires_at = now() - interval '1 second' WHERE account_id = $1`, [team]);
+      const page = await new PageBrowser(svc.url).approve((await authorizationUrl()).url, { person: { ...person, invitationCode } });
+      expect(page.status).to.equal(400);
+      expect(page.html).to.include('expired');
+    });
+
+    it('when the operator removes the person from the account, then the grant\'s tokens fail on the next request and cannot be refreshed', async () => {
+      const person = newPerson();
+      const team = await svc.account('Leaving team');
+      const { invitationCode } = await addMember(svc.db, team, person.email);
+      const { tokens } = await connect({ ...person, invitationCode });
+      expect((await svc.request('/v1/datasets', { key: tokens.access_token })).status).to.equal(200);
+      const removed = await removeMember(svc.db, team, person.email);
+      expect(removed).to.include({ removed: true, grantsRevoked: 1 });
+      expect((await svc.request('/v1/datasets', { key: tokens.access_token })).status).to.equal(401);
+      expect(await tokenError(refresh(tokens.refresh_token!))).to.equal('invalid_grant');
+    });
+
+    it('when only the membership row disappears, then the token stops acting at once (the binding goes with it)', async () => {
+      const person = newPerson();
+      const { tokens } = await connect(person);
+      const [own] = await accountOf(person.email);
+      await svc.db.query('DELETE FROM memberships WHERE account_id = $1', [own!.account_id]);
+      expect((await svc.request('/v1/datasets', { key: tokens.access_token })).status).to.equal(401);
+      expect(await tokenError(refresh(tokens.refresh_token!))).to.equal('invalid_grant');
+    });
+
+    it('when the person on the consent page is not the one at the keyboard, then "sign in as someone else" ends the sign-in and asks again', async () => {
+      const first = newPerson();
+      const browser = new PageBrowser(svc.url);
+      await connect(first, { browser });
+      const flow = await authorizationUrl();
+      let page = await browser.go(flow.url);
+      expect(page.html).to.include(`Signed in as ${first.email}`);
+      page = await browser.submit(page, '/switch', {});
+      expect(page.html).to.include('Sign in to continue');
+      const second = newPerson();
+      page = await browser.go(/href="([^"]+signup=1)"/.exec(page.html)![1]!.replace(/&amp;/g, '&'));
+      page = await browser.submit(page, '/signup', { email: second.email, password: second.password, invitationCode: '' });
+      expect(page.html).to.include(`Signed in as ${second.email}`);
+      page = await browser.submit(page, '/consent', { decision: 'allow', account: accountsOffered(page)[0]! });
+      const tokens = await exchange(oauth.validateAuthResponse(as, client, callbackParams(page, REDIRECT_URI), flow.state), flow.verifier);
+      const created = await svc.request('/v1/datasets', { key: tokens.access_token, json: { externalRef: 'second-person' } });
+      const { rows } = await svc.db.query('SELECT account_id FROM datasets WHERE id = $1', [created.json.id]);
+      expect(rows[0].account_id).to.equal((await accountOf(second.email))[0]!.account_id);
     });
 
     it('when the password is wrong or the email is taken, then the page says so and the person can try again', async () => {
@@ -484,5 +616,51 @@ describe('OAuth authorization server', function () {
       expect(res.headers.get('x-frame-options')).to.equal('DENY');
       expect(await res.text()).to.include('name="viewport"');
     });
+  });
+});
+
+describe('OAuth behind a TLS-terminating proxy', function () {
+  this.timeout(30_000);
+
+  async function startAuthorization(svc: TestService, headers: Record<string, string>) {
+    const registered = await fetch(`${svc.url}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none' }),
+    });
+    const { client_id } = (await registered.json()) as { client_id: string };
+    const query = new URLSearchParams({
+      client_id,
+      redirect_uri: REDIRECT_URI,
+      response_type: 'code',
+      scope: 'service.read',
+      code_challenge: await oauth.calculatePKCECodeChallenge(oauth.generateRandomCodeVerifier()),
+      code_challenge_method: 'S256',
+    });
+    const res = await fetch(`${svc.url}/oauth/authorize?${query}`, { redirect: 'manual', headers });
+    const { rows } = await svc.db.query<{ return_to: string }>(
+      `SELECT payload->>'returnTo' AS return_to FROM oauth_records WHERE model = 'Interaction' ORDER BY expires_at DESC LIMIT 1`,
+    );
+    return { status: res.status, cookies: res.headers.getSetCookie(), returnTo: rows[0]!.return_to };
+  }
+
+  it('when TRUST_PROXY is set and the proxy says https, then the provider builds https addresses and sets Secure cookies; unset, it ignores the header', async () => {
+    const forwarded = { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'svc.example' };
+    const trusting = await startService({ worker: false, env: { TRUST_PROXY: 'true' } });
+    try {
+      const behindProxy = await startAuthorization(trusting, forwarded);
+      expect(behindProxy.status).to.equal(303);
+      expect(behindProxy.returnTo).to.match(/^https:\/\/svc\.example\/oauth\/authorize\//);
+      expect(behindProxy.cookies.filter((c) => c.startsWith('_interaction=')).every((c) => /;\s*secure/i.test(c))).to.equal(true);
+    } finally {
+      await trusting.stop();
+    }
+    const direct = await startService({ worker: false });
+    try {
+      const spoofed = await startAuthorization(direct, forwarded);
+      expect(spoofed.returnTo).to.match(/^http:\/\/127\.0\.0\.1:\d+\/oauth\/authorize\//);
+    } finally {
+      await direct.stop();
+    }
   });
 });

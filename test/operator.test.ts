@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { sha256 } from '../shared/ids.ts';
 import { listMigrations } from '../shared/migrate.ts';
 import { createTestDatabase } from './setup/database.ts';
 import { runScript } from './support/processes.ts';
@@ -54,10 +55,29 @@ describe('operator command line', () => {
     const account = await ok('accounts', 'create', '--name', 'Members Co');
     const first = await ok('members', 'add', '--account', account.id, '--email', 'Ann@Example.com');
     expect(first).to.include({ accountId: account.id, email: 'ann@example.com' });
+    expect(first.status).to.equal('pending');
+    expect(first.invitationCode).to.match(/^inv_[0-9a-z]{20}$/);
+    expect(Date.parse(first.invitationExpiresAt) - Date.now()).to.be.within(6.9 * 86_400_000, 7 * 86_400_000);
     const again = await ok('members', 'add', '--account', account.id, '--email', 'ann@example.com');
     expect(again.personId).to.equal(first.personId);
+    // Still pending: a new code replaces the first, which no longer works.
+    expect(again.invitationCode).to.match(/^inv_/).and.not.equal(first.invitationCode);
     const { rows } = await svc.db.query('SELECT count(*) FROM memberships WHERE account_id = $1', [account.id]);
     expect(Number(rows[0].count)).to.equal(1);
+    const stored = await svc.db.query('SELECT invitation_sha256 FROM memberships WHERE account_id = $1', [account.id]);
+    expect(stored.rows[0].invitation_sha256.equals(sha256(again.invitationCode))).to.equal(true);
+  });
+
+  it('when a member is removed, then the link goes and a second removal is exit 2', async () => {
+    const account = await ok('accounts', 'create', '--name', 'Leaving Co');
+    await ok('members', 'add', '--account', account.id, '--email', 'leaver@example.com');
+    const removed = await ok('members', 'remove', '--account', account.id, '--email', 'Leaver@Example.com');
+    expect(removed).to.include({ accountId: account.id, email: 'leaver@example.com', removed: true, grantsRevoked: 0 });
+    const { rows } = await svc.db.query('SELECT count(*) FROM memberships WHERE account_id = $1', [account.id]);
+    expect(Number(rows[0].count)).to.equal(0);
+    const again = await operator('members', 'remove', '--account', account.id, '--email', 'leaver@example.com');
+    expect(again.code).to.equal(2);
+    expect(again.stdout).to.equal('');
   });
 
   it('when usage is asked, then live-mode metered usage is printed per day and in total', async () => {

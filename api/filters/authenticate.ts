@@ -3,6 +3,7 @@
 // verdicts), so a revocation bites on the next request. Answers carry no `instance`.
 import type { RequestHandler, Response } from 'express';
 import { authenticateKey, keyLabel } from '../../shared/apiKeys.ts';
+import { accountOfGrant } from '../../shared/oauth/people.ts';
 import { Problem } from '../../shared/problems.ts';
 import type { Deps } from '../operation.ts';
 import { ACCESS_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX, resourceOf } from '../oauth/provider.ts';
@@ -57,12 +58,11 @@ export function authenticate({ config, pool, meter, oauth }: Deps): RequestHandl
     }
     if (credential.startsWith(ACCESS_TOKEN_PREFIX)) {
       const token = await oauth.provider.AccessToken.find(credential);
-      const account = (token?.extra as { account?: unknown } | undefined)?.account;
       const audience = [token?.aud ?? []].flat();
-      // find() hides unknown, revoked and expired rows; expiry and audience are checked again here.
-      if (!token || token.isExpired || !audience.includes(resource) || typeof account !== 'string' || !token.grantId) {
-        return refuse(res, details.oauthTokenInvalid, true);
-      }
+      // find() hides unknown, revoked and expired rows; expiry and audience are checked again here,
+      // and the grant must still act for an account (its person may have been unlinked).
+      const account = token?.grantId && !token.isExpired && audience.includes(resource) ? await accountOfGrant(pool, token.grantId) : undefined;
+      if (!token?.grantId || account === undefined) return refuse(res, details.oauthTokenInvalid, true);
       const granted = new Set(token.scope?.split(' '));
       setPrincipal(res, {
         kind: 'oauth_token',
@@ -79,11 +79,21 @@ export function authenticate({ config, pool, meter, oauth }: Deps): RequestHandl
   };
 }
 
-/** Reads need service.read, every mutating call service.write (403 `forbidden`, no `instance`). */
+/**
+ * Reads need service.read, every mutating call service.write (403 `forbidden`, no `instance`). The
+ * answer names the missing scope in `WWW-Authenticate` (RFC 6750 insufficient_scope), which OAuth
+ * clients use to ask the person for more.
+ */
 export function requireScope({ config }: Deps): RequestHandler {
+  const resourceMetadata = `${config.baseUrl}/.well-known/oauth-protected-resource/v1`;
   return (req, res, next) => {
     const needed: Scope = ['GET', 'HEAD'].includes(req.method) ? 'service.read' : 'service.write';
     if (principalOf(res).scopes.includes(needed)) return next();
-    sendProblem(res, new Problem('forbidden', `This call needs the ${needed} scope, which the credential was not granted.`), config.errorsBase);
+    const challenge = `Bearer error="insufficient_scope", scope="${needed}", resource_metadata="${resourceMetadata}"`;
+    sendProblem(
+      res,
+      new Problem('forbidden', `This call needs the ${needed} scope, which the credential was not granted.`, { headers: { 'WWW-Authenticate': challenge } }),
+      config.errorsBase,
+    );
   };
 }

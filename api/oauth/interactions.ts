@@ -12,7 +12,8 @@ import { z } from 'zod';
 import type { Config } from '../../shared/config.ts';
 import type { Pool } from '../../shared/db.ts';
 import type { Logger } from '../../shared/log.ts';
-import { accountsOf, bindGrantToAccount, emailOf, isMember, signIn, signUp } from '../../shared/oauth/people.ts';
+import { endSession } from '../../shared/oauth/adapter.ts';
+import { accountsOf, bindGrantToAccount, emailOf, isMember, redeemInvitation, signIn, signUp } from '../../shared/oauth/people.ts';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../shared/passwords.ts';
 import { scopes, type Scope } from '../principal.ts';
 import { consentPage, messagePage, signInPage, signUpPage } from './pages.ts';
@@ -27,8 +28,20 @@ const Credentials = z.object({
   password: z.string().min(1).max(MAX_PASSWORD_LENGTH),
   csrf: z.string(),
 });
-const NewCredentials = Credentials.extend({ password: z.string().min(MIN_PASSWORD_LENGTH).max(MAX_PASSWORD_LENGTH) });
+const InvitationCode = z
+  .string()
+  .trim()
+  .max(100)
+  .transform((code) => code || undefined);
+const NewCredentials = Credentials.extend({
+  password: z.string().min(MIN_PASSWORD_LENGTH).max(MAX_PASSWORD_LENGTH),
+  invitationCode: InvitationCode.optional(),
+});
 const Consent = z.object({ csrf: z.string(), decision: z.enum(['allow', 'deny']), account: z.string().max(100).optional() });
+const Invitation = z.object({ csrf: z.string(), invitationCode: InvitationCode });
+
+/** offline_access is the provider's own (it may pass it on); refresh tokens are issued anyway. */
+const IGNORED_SCOPES = new Set(['offline_access']);
 
 const expired = (res: Response) =>
   res
@@ -52,7 +65,15 @@ export function interactionRoutes({ config, pool, log, provider, csrfKey }: Inte
   };
   const paths = (uid: string) => {
     const base = `/oauth/interaction/${encodeURIComponent(uid)}`;
-    return { base, login: `${base}/login`, signup: `${base}/signup`, signupPage: `${base}?signup=1`, consent: `${base}/consent` };
+    return {
+      base,
+      login: `${base}/login`,
+      signup: `${base}/signup`,
+      signupPage: `${base}?signup=1`,
+      consent: `${base}/consent`,
+      invitation: `${base}/invitation`,
+      switchPerson: `${base}/switch`,
+    };
   };
 
   router.use((_req, res, next) => {
@@ -80,11 +101,13 @@ export function interactionRoutes({ config, pool, log, provider, csrfKey }: Inte
       expired(res);
       return undefined;
     }
-    const unknown = String(details.params['scope'] ?? '')
+    const requested = String(details.params['scope'] ?? '')
       .split(' ')
-      .filter((s) => s !== '' && !(scopes as readonly string[]).includes(s));
-    if (unknown.length > 0) {
-      await finish(req, res, { error: 'invalid_scope', error_description: `Unknown scope: ${unknown.join(' ')}. Known scopes: ${scopes.join(' ')}.` });
+      .filter((s) => s !== '' && !IGNORED_SCOPES.has(s));
+    const unknown = requested.filter((s) => !(scopes as readonly string[]).includes(s));
+    if (unknown.length > 0 || requested.length === 0) {
+      const description = unknown.length > 0 ? `Unknown scope: ${unknown.join(' ')}.` : 'No scope was asked for.';
+      await finish(req, res, { error: 'invalid_scope', error_description: `${description} Ask for ${scopes.join(', ')} or both.` });
       return undefined;
     }
     return details;
@@ -118,30 +141,38 @@ export function interactionRoutes({ config, pool, log, provider, csrfKey }: Inte
       .type('html')
       .send(signInPage({ action: p.login, signUpHref: p.signupPage, csrf: csrfFor(details.uid), clientName: await clientName(details), email, error }));
   };
-  const renderSignUp = async (res: Response, details: Interaction, status = 200, email?: string, error?: string) => {
+  const renderSignUp = async (res: Response, details: Interaction, status = 200, email?: string, error?: string, invitationCode?: string) => {
     const p = paths(details.uid);
     res.status(status).type('html').send(
-      signUpPage({ action: p.signup, signInHref: p.base, csrf: csrfFor(details.uid), clientName: await clientName(details), email, error, minLength: MIN_PASSWORD_LENGTH }),
+      signUpPage({
+        action: p.signup,
+        signInHref: p.base,
+        csrf: csrfFor(details.uid),
+        clientName: await clientName(details),
+        email,
+        invitationCode,
+        error,
+        minLength: MIN_PASSWORD_LENGTH,
+      }),
     );
   };
-  const renderConsent = async (res: Response, details: Interaction, status = 200, chosen?: string) => {
+  const renderConsent = async (res: Response, details: Interaction, status = 200, error?: string) => {
     const personId = String(details.session?.accountId);
     const [accounts, email] = await Promise.all([accountsOf(pool, personId), emailOf(pool, personId)]);
-    if (accounts.length === 0) {
-      res.status(403).type('html').send(messagePage('No account to connect', 'Your sign-in is not linked to any account of the service. Ask your administrator to add you.'));
-      return;
-    }
     const requested = String(details.params['scope'] ?? '').split(' ');
+    const p = paths(details.uid);
     res.status(status).type('html').send(
       consentPage({
-        action: paths(details.uid).consent,
+        action: p.consent,
+        invitationAction: p.invitation,
+        switchAction: p.switchPerson,
+        error,
         csrf: csrfFor(details.uid),
         clientName: await clientName(details),
         redirectHost: new URL(String(details.params['redirect_uri'])).host,
         email: email ?? '',
         scopes: scopes.filter((s) => requested.includes(s)),
         accounts,
-        chosen,
       }),
     );
   };
@@ -164,7 +195,8 @@ export function interactionRoutes({ config, pool, log, provider, csrfKey }: Inte
     const person = await signIn(pool, form.data.email, form.data.password);
     if (!person) return renderSignIn(res, details, 401, email, 'That email and password do not match. Check them and try again.');
     log.info({ personId: person.personId }, 'oauth sign-in');
-    return finish(req, res, { login: { accountId: person.personId } });
+    // remember: false: the sign-in lasts as long as the browser session, not 14 days.
+    return finish(req, res, { login: { accountId: person.personId, remember: false } });
   };
 
   const signup: RequestHandler = async (req, res) => {
@@ -176,10 +208,40 @@ export function interactionRoutes({ config, pool, log, provider, csrfKey }: Inte
       const emailBad = form.error.issues.some((i) => i.path[0] === 'email');
       return renderSignUp(res, details, 400, email, emailBad ? 'Enter a valid email address.' : `Choose a password of at least ${MIN_PASSWORD_LENGTH} characters.`);
     }
-    const outcome = await signUp(pool, form.data.email, form.data.password);
-    if (outcome === 'exists') return renderSignUp(res, details, 409, email, 'An account with this email already exists. Sign in instead.');
+    const code = form.data.invitationCode;
+    const outcome = await signUp(pool, form.data.email, form.data.password, code);
+    if (outcome === 'exists') return renderSignUp(res, details, 409, email, 'An account with this email already exists. Sign in instead.', code);
+    if (outcome === 'invitation_required') {
+      return renderSignUp(res, details, 400, email, 'An administrator has added this email to an account: enter the invitation code they gave you.', code);
+    }
+    if (outcome === 'invitation_invalid') {
+      return renderSignUp(res, details, 400, email, 'That invitation code is not valid for this email, or it has expired. Ask your administrator for a new one.', code);
+    }
     log.info({ personId: outcome.personId }, 'oauth sign-up');
-    return finish(req, res, { login: { accountId: outcome.personId } });
+    return finish(req, res, { login: { accountId: outcome.personId, remember: false } });
+  };
+
+  /** A signed-in person joins an account they were invited to, then chooses as before. */
+  const invitation: RequestHandler = async (req, res) => {
+    const details = await loadForPost(req, res, 'consent');
+    if (!details) return;
+    const form = Invitation.safeParse(req.body);
+    const personId = String(details.session?.accountId);
+    if (!form.success || !form.data.invitationCode || !(await redeemInvitation(pool, personId, form.data.invitationCode))) {
+      return renderConsent(res, details, 400, 'That invitation code is not valid for you, or it has expired. Ask your administrator for a new one.');
+    }
+    log.info({ personId }, 'oauth invitation accepted');
+    res.redirect(303, paths(details.uid).base);
+  };
+
+  /** "Not you?": ends the sign-in and starts the same authorization request again. */
+  const switchPerson: RequestHandler = async (req, res) => {
+    const details = await loadForPost(req, res, 'consent');
+    if (!details) return;
+    if (details.session?.uid) await endSession(pool, details.session.uid);
+    const again = new URLSearchParams();
+    for (const [name, value] of Object.entries(details.params)) if (typeof value === 'string') again.set(name, value);
+    res.redirect(303, `/oauth/authorize?${again}`);
   };
 
   const consent: RequestHandler = async (req, res) => {
@@ -223,5 +285,7 @@ export function interactionRoutes({ config, pool, log, provider, csrfKey }: Inte
   router.post('/login', login);
   router.post('/signup', signup);
   router.post('/consent', consent);
+  router.post('/invitation', invitation);
+  router.post('/switch', switchPerson);
   return router;
 }

@@ -16,7 +16,7 @@ h1{font-size:1.375rem;line-height:1.3;margin:0 0 .5rem}
 p{margin:.5rem 0}
 .muted{color:#4b5563;font-size:.9375rem}
 label{display:block;font-weight:600;margin:1rem 0 .25rem}
-input[type=email],input[type=password]{width:100%;font:inherit;padding:.625rem .75rem;border:1px solid #9ca3af;border-radius:8px}
+input[type=email],input[type=password],input[type=text]{width:100%;font:inherit;padding:.625rem .75rem;border:1px solid #9ca3af;border-radius:8px}
 input:focus-visible,button:focus-visible,a:focus-visible{outline:3px solid #818cf8;outline-offset:2px}
 button{font:inherit;font-weight:600;border-radius:8px;padding:.7rem 1rem;border:1px solid transparent;cursor:pointer;width:100%}
 .primary{background:#4f46e5;color:#fff}.primary:hover{background:#4338ca}
@@ -31,6 +31,11 @@ fieldset{border:0;padding:0;margin:1.25rem 0 0}legend{font-weight:600;margin-bot
 .choice small{display:block;color:#6b7280;font-size:.8125rem}
 code{font-size:.875em;background:#f3f4f6;padding:.1em .3em;border-radius:4px;overflow-wrap:anywhere}
 .foot{margin-top:1.25rem;font-size:.9375rem}
+.hint{margin:.25rem 0 0;color:#6b7280;font-size:.8125rem}
+label .muted{font-weight:400}
+details{margin-top:1.25rem;font-size:.9375rem}summary{cursor:pointer;color:#4338ca}
+.inline{display:flex;gap:.5rem;margin-top:.5rem}.inline input{flex:1;min-width:0}.inline button{width:auto}
+.link{background:none;border:0;padding:0;width:auto;font-weight:400;color:#4338ca;text-decoration:underline}
 a{color:#4338ca}`;
 
 export function layout(title: string, body: string): string {
@@ -65,19 +70,31 @@ ${alert(v.error)}
   );
 }
 
-export type SignUpView = { action: string; signInHref: string; csrf: string; clientName: string; email?: string; error?: string; minLength: number };
+export type SignUpView = {
+  action: string;
+  signInHref: string;
+  csrf: string;
+  clientName: string;
+  email?: string;
+  invitationCode?: string;
+  error?: string;
+  minLength: number;
+};
 
 export function signUpPage(v: SignUpView): string {
   return layout(
     'Create an account',
     `<h1>Create your account</h1>
-<p class="muted">Then you can let <strong>${escapeHtml(v.clientName)}</strong> work with your data. If your team already uses the service, use the email it added.</p>
+<p class="muted">Then you can let <strong>${escapeHtml(v.clientName)}</strong> work with your data. If your team already uses the service, use the email and the invitation code your administrator gave you.</p>
 ${alert(v.error)}
 <form method="post" action="${escapeHtml(v.action)}" novalidate>${csrfField(v.csrf)}
 <label for="email">Email</label>
 <input id="email" name="email" type="email" autocomplete="email" required value="${escapeHtml(v.email ?? '')}"${described(v.error)} autofocus>
 <label for="password">Password <span class="muted">(at least ${v.minLength} characters)</span></label>
 <input id="password" name="password" type="password" autocomplete="new-password" minlength="${v.minLength}" required${described(v.error)}>
+<label for="invitationCode">Invitation code <span class="muted">(if an administrator added you)</span></label>
+<input id="invitationCode" name="invitationCode" type="text" autocomplete="off" spellcheck="false" value="${escapeHtml(v.invitationCode ?? '')}" aria-describedby="invitation-hint">
+<p class="hint" id="invitation-hint">Leave it empty to get an account of your own.</p>
 <div class="actions"><button class="primary" type="submit">Create account</button></div>
 </form>
 <p class="foot">Already have an account? <a href="${escapeHtml(v.signInHref)}">Sign in</a></p>`,
@@ -91,37 +108,50 @@ const scopeText: Record<Scope, string> = {
 
 export type ConsentView = {
   action: string;
+  invitationAction: string;
+  switchAction: string;
+  error?: string;
   csrf: string;
   clientName: string;
   redirectHost: string;
   email: string;
   scopes: Scope[];
   accounts: { id: string; name: string }[];
-  chosen?: string;
 };
 
 export function consentPage(v: ConsentView): string {
   const single = v.accounts.length === 1;
   const choices = v.accounts
     .map(
-      (a) => `<label class="choice"><input type="radio" name="account" value="${escapeHtml(a.id)}" required${
-        single || a.id === v.chosen ? ' checked' : ''
-      }><span>${escapeHtml(a.name)}<small>${escapeHtml(a.id)}</small></span></label>`,
+      (a) => `<label class="choice"><input type="radio" name="account" value="${escapeHtml(a.id)}" required${single ? ' checked' : ''}><span>${escapeHtml(
+        a.name,
+      )}<small>${escapeHtml(a.id)}</small></span></label>`,
     )
     .join('\n');
+  const accountChoice =
+    v.accounts.length === 0
+      ? `<p>You are not linked to any account yet. If an administrator invited you, enter their invitation code below.</p>`
+      : `<fieldset><legend>${single ? 'For the account' : 'Choose the account it acts for'}</legend>\n${choices}\n</fieldset>`;
   return layout(
     'Allow access',
     `<h1>Allow ${escapeHtml(v.clientName)} to use your data?</h1>
 <p class="muted">Signed in as ${escapeHtml(v.email)}. Afterwards you will be sent back to <code>${escapeHtml(v.redirectHost)}</code>.</p>
+${alert(v.error)}
 <p>It will be able to:</p>
 <ul class="scopes">${v.scopes.map((s) => `<li>${escapeHtml(scopeText[s])} <small class="muted">(${s})</small></li>`).join('')}</ul>
 <form method="post" action="${escapeHtml(v.action)}">${csrfField(v.csrf)}
-<fieldset><legend>${single ? 'For the account' : 'Choose the account it acts for'}</legend>
-${choices}
-</fieldset>
+${accountChoice}
 <div class="actions two"><button class="secondary" type="submit" name="decision" value="deny" formnovalidate>Deny</button>
-<button class="primary" type="submit" name="decision" value="allow">Allow</button></div>
-</form>`,
+<button class="primary" type="submit" name="decision" value="allow"${v.accounts.length === 0 ? ' disabled' : ''}>Allow</button></div>
+</form>
+<details${v.error ? ' open' : ''}><summary>Invited to another account?</summary>
+<form method="post" action="${escapeHtml(v.invitationAction)}">${csrfField(v.csrf)}
+<label for="invitationCode">Invitation code</label>
+<div class="inline"><input id="invitationCode" name="invitationCode" type="text" autocomplete="off" spellcheck="false" required${described(v.error)}>
+<button class="secondary" type="submit">Add</button></div>
+</form></details>
+<form method="post" action="${escapeHtml(v.switchAction)}" class="foot">${csrfField(v.csrf)}
+Not ${escapeHtml(v.email)}? <button class="link" type="submit">Sign in as someone else</button></form>`,
   );
 }
 

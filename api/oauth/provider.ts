@@ -2,7 +2,7 @@
 // below) configured so that only what the spec offers exists: authorization code with PKCE S256,
 // refresh tokens rotated on every use, public clients, dynamic registration and revocation.
 // Tokens are opaque, for one resource (the API, $BASE_URL/v1), and bound to the API account the
-// person chose on the consent page (oauth_grant_accounts, read into every access token).
+// person chose on the consent page (oauth_grant_accounts, read on every request).
 import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import type { Config } from '../../shared/config.ts';
 import type { Pool } from '../../shared/db.ts';
@@ -65,7 +65,8 @@ export function createAuthorizationServer(config: Config, pool: Pool, log: Logge
       pushedAuthorizationRequests: { enabled: false },
       dPoP: { enabled: false },
       introspection: { enabled: false },
-      registration: { enabled: true, initialAccessToken: false },
+      // Open registration; no registration access token (client management is not offered).
+      registration: { enabled: true, initialAccessToken: false, issueRegistrationAccessToken: false },
       revocation: {
         enabled: true,
         // A client revokes only its own tokens.
@@ -81,8 +82,13 @@ export function createAuthorizationServer(config: Config, pool: Pool, log: Logge
         },
       },
     },
-    // The person is the provider's "account"; our API account is chosen at consent.
-    findAccount: async (_ctx, sub) => ({ accountId: sub, claims: async () => ({ sub }) }),
+    // The person is the provider's "account"; our API account is chosen at consent. A token whose
+    // grant no longer acts for an account (the person was unlinked) finds nobody: refresh fails.
+    findAccount: async (_ctx, sub, token) => {
+      const grantId = (token as { grantId?: string } | undefined)?.grantId;
+      if (grantId && !(await accountOfGrant(pool, grantId))) return undefined;
+      return { accountId: sub, claims: async () => ({ sub }) };
+    },
     // Refresh tokens for every client allowed the grant (not only with offline_access), rotated on
     // every use, and not tied to the browser session.
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
@@ -96,11 +102,6 @@ export function createAuthorizationServer(config: Config, pool: Pool, log: Logge
     },
     // Revoking either token of a grant revokes the grant.
     revokeGrantPolicy: () => true,
-    extraTokenClaims: async (_ctx, token) => {
-      const grantId = (token as { grantId?: string }).grantId;
-      const account = grantId ? await accountOfGrant(pool, grantId) : undefined;
-      return account ? { account } : undefined;
-    },
     renderError: async (ctx, out) => {
       ctx.type = 'html';
       ctx.set('Cache-Control', 'no-store');
@@ -109,6 +110,8 @@ export function createAuthorizationServer(config: Config, pool: Pool, log: Logge
   };
 
   const provider = new Provider(config.baseUrl, configuration);
+  // Behind a TLS-terminating proxy, URLs and Secure cookies follow X-Forwarded-Proto and -Host.
+  provider.proxy = config.trustProxy;
   addTokenPrefixes(provider);
 
   // Clients see "grant request is invalid"; the reason is in error_detail. Log it (never a token).

@@ -1,7 +1,10 @@
 // oidc-provider's storage in PostgreSQL: one table for every model (see sql/004_oauth.sql).
-// Ids are stored as SHA-256 digests and never inside the payload, so the table holds no usable
-// code, token or session id. `consume` is a conditional update: of two concurrent exchanges of
-// one code or refresh token, exactly one wins and the other gets `invalid_grant`.
+// Ids are stored as SHA-256 digests and never inside the payload (nor the session cookie an
+// interaction copies in), so the table holds no usable code, token or session id. `consume` is a
+// conditional update: of two concurrent exchanges of one code or refresh token, exactly one wins
+// and the other gets `invalid_grant`. A consumed code stays findable for as long as the tokens it
+// gave can live, so that presenting it again at any time revokes them (spec §3), not only within
+// its 60 seconds.
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import type { Queryable } from '../db.ts';
 import { sha256 } from '../ids.ts';
@@ -9,6 +12,9 @@ import { sha256 } from '../ids.ts';
 type Row = { payload: AdapterPayload; consumed_at: Date | null };
 
 const epoch = (date: Date) => Math.floor(date.getTime() / 1000);
+
+/** How long a used authorization code is kept to recognise a replay: the refresh tokens' lifetime. */
+const USED_CODE_KEPT = '30 days';
 
 export function postgresAdapter(db: Queryable): new (model: string) => Adapter {
   return class PostgresAdapter implements Adapter {
@@ -20,6 +26,11 @@ export function postgresAdapter(db: Queryable): new (model: string) => Adapter {
 
     async upsert(id: string, payload: AdapterPayload, expiresIn: number | undefined): Promise<void> {
       const { jti: _id, ...stored } = payload;
+      // An interaction carries the session's id ("cookie"), which nothing reads back.
+      if (stored.session && typeof stored.session === 'object') {
+        const { cookie: _cookie, ...session } = stored.session as Record<string, unknown>;
+        stored.session = session as AdapterPayload['session'];
+      }
       await db.query(
         `INSERT INTO oauth_records (model, id_sha256, payload, grant_id, uid, expires_at)
          VALUES ($1, $2, $3, $4, $5, CASE WHEN $6::int IS NULL THEN NULL ELSE now() + make_interval(secs => $6::int) END)
@@ -54,7 +65,9 @@ export function postgresAdapter(db: Queryable): new (model: string) => Adapter {
 
     async consume(id: string): Promise<void> {
       const { rowCount } = await db.query(
-        `UPDATE oauth_records SET consumed_at = now()
+        `UPDATE oauth_records
+            SET consumed_at = now(),
+                expires_at = CASE WHEN model = 'AuthorizationCode' THEN now() + interval '${USED_CODE_KEPT}' ELSE expires_at END
           WHERE model = $1 AND id_sha256 = $2 AND consumed_at IS NULL AND (expires_at IS NULL OR expires_at > now())`,
         [this.model, sha256(id)],
       );
@@ -70,13 +83,28 @@ export function postgresAdapter(db: Queryable): new (model: string) => Adapter {
     }
 
     private restore(row: Row, id: string | undefined): AdapterPayload {
+      // The provider checks a code's expiry before whether it was used; a used code reads as
+      // unexpired so that its replay is recognised as one (and revokes) rather than as "expired".
+      const replayable = row.consumed_at && this.model === 'AuthorizationCode';
       return {
         ...row.payload,
         ...(id !== undefined && this.model !== 'Client' && { jti: id }),
         ...(row.consumed_at && { consumed: epoch(row.consumed_at) }),
+        ...(replayable && { exp: epoch(new Date()) + 60 }),
       };
     }
   };
+}
+
+/** Ends a person's sign-in in a browser (the provider then asks them to sign in again). */
+export async function endSession(db: Queryable, sessionUid: string): Promise<void> {
+  await db.query(`DELETE FROM oauth_records WHERE model = 'Session' AND uid = $1`, [sessionUid]);
+}
+
+/** Deletes grants and every code and token issued under them. */
+export async function deleteGrants(db: Queryable, grantIds: string[]): Promise<void> {
+  if (grantIds.length === 0) return;
+  await db.query(`DELETE FROM oauth_records WHERE grant_id = ANY($1) OR (model = 'Grant' AND id_sha256 = ANY($2))`, [grantIds, grantIds.map((id) => sha256(id))]);
 }
 
 /** Deletes records past their expiry (with a margin for the provider's clock tolerance) and the

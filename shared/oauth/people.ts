@@ -1,8 +1,9 @@
 // People who sign in on the OAuth pages, the accounts they are linked to, and the account each
-// grant acts for.
+// grant acts for. A link the operator made is pending until the person accepts it with the
+// invitation code they were given (see addMember); only accepted links are offered or bound.
 import type { Pool, Queryable } from '../db.ts';
 import { withTransaction } from '../db.ts';
-import { newId } from '../ids.ts';
+import { newId, sha256 } from '../ids.ts';
 import { decoyHash, hashPassword, verifyPassword } from '../passwords.ts';
 
 export type LinkedAccount = { id: string; name: string };
@@ -12,12 +13,31 @@ export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 /** The account name for a new person: their email's domain, in lower case. */
 export const accountNameFor = (email: string) => normalizeEmail(email).split('@').pop()!;
 
+export type SignUpOutcome =
+  | { personId: string }
+  /** The email already has a password: sign in instead. */
+  | 'exists'
+  /** The operator added this email to an account: the invitation code proves it is theirs. */
+  | 'invitation_required'
+  /** The code is unknown, expired, used, or not for this email. */
+  | 'invitation_invalid';
+
+/** Accepts a pending link of this person with its invitation code; false when the code does not fit. */
+async function acceptInvitation(db: Queryable, personId: string, code: string): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE memberships SET accepted_at = now(), invitation_sha256 = NULL, invitation_expires_at = NULL
+      WHERE person_id = $1 AND invitation_sha256 = $2 AND invitation_expires_at > now() AND accepted_at IS NULL`,
+    [personId, sha256(code.trim())],
+  );
+  return rowCount === 1;
+}
+
 /**
- * Sign-up. A new person gets an account named from their email domain, linked at once; a person
- * the operator linked earlier (no password yet) sets their password and gets no new account.
- * `exists` when the email already has a password: that person should sign in instead.
+ * Sign-up. A new person gets an account named from their email domain, linked at once. A person
+ * the operator added (no password yet) sets their password with the invitation code they were
+ * given, and gets no new account.
  */
-export async function signUp(pool: Pool, email: string, password: string): Promise<{ personId: string } | 'exists'> {
+export async function signUp(pool: Pool, email: string, password: string, invitationCode?: string): Promise<SignUpOutcome> {
   const address = normalizeEmail(email);
   const passwordHash = await hashPassword(password);
   return withTransaction(pool, async (tx) => {
@@ -28,9 +48,12 @@ export async function signUp(pool: Pool, email: string, password: string): Promi
     const known = rows[0];
     if (known?.password_hash) return 'exists';
     if (known) {
+      if (!invitationCode) return 'invitation_required';
+      if (!(await acceptInvitation(tx, known.id, invitationCode))) return 'invitation_invalid';
       await tx.query('UPDATE people SET password_hash = $2 WHERE id = $1', [known.id, passwordHash]);
       return { personId: known.id };
     }
+    if (invitationCode) return 'invitation_invalid';
     const personId = newId('per');
     // A concurrent sign-up with the same email loses on the unique email and sees 'exists'.
     const inserted = await tx.query('INSERT INTO people (id, email, password_hash) VALUES ($1, $2, $3) ON CONFLICT (email) DO NOTHING', [
@@ -41,9 +64,14 @@ export async function signUp(pool: Pool, email: string, password: string): Promi
     if (inserted.rowCount === 0) return 'exists';
     const accountId = newId('acc');
     await tx.query('INSERT INTO accounts (id, name) VALUES ($1, $2)', [accountId, accountNameFor(address)]);
-    await tx.query('INSERT INTO memberships (account_id, person_id) VALUES ($1, $2)', [accountId, personId]);
+    await tx.query('INSERT INTO memberships (account_id, person_id, accepted_at) VALUES ($1, $2, now())', [accountId, personId]);
     return { personId };
   });
+}
+
+/** A signed-in person joins an account they were invited to. */
+export function redeemInvitation(db: Queryable, personId: string, code: string): Promise<boolean> {
+  return acceptInvitation(db, personId, code);
 }
 
 /** The person, when the email and password match. A wrong email costs as much time as a wrong password. */
@@ -61,30 +89,35 @@ export async function emailOf(db: Queryable, personId: string): Promise<string |
   return rows[0]?.email;
 }
 
+/** The accounts the person may connect: accepted links only. */
 export async function accountsOf(db: Queryable, personId: string): Promise<LinkedAccount[]> {
   const { rows } = await db.query<LinkedAccount>(
     `SELECT a.id, a.name FROM memberships m JOIN accounts a ON a.id = m.account_id
-      WHERE m.person_id = $1 ORDER BY a.name, a.id`,
+      WHERE m.person_id = $1 AND m.accepted_at IS NOT NULL ORDER BY a.name, a.id`,
     [personId],
   );
   return rows;
 }
 
-/** Binds a grant to the account it acts for, when the person is linked to that account. */
+export async function isMember(db: Queryable, personId: string, accountId: string): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM memberships WHERE person_id = $1 AND account_id = $2 AND accepted_at IS NOT NULL', [
+    personId,
+    accountId,
+  ]);
+  return rowCount === 1;
+}
+
+/** Binds a grant to the account it acts for, when the person's link to that account is accepted. */
 export async function bindGrantToAccount(db: Queryable, grantId: string, personId: string, accountId: string): Promise<boolean> {
   const { rowCount } = await db.query(
     `INSERT INTO oauth_grant_accounts (grant_id, account_id, person_id)
-     SELECT $1, account_id, person_id FROM memberships WHERE person_id = $2 AND account_id = $3`,
+     SELECT $1, account_id, person_id FROM memberships WHERE person_id = $2 AND account_id = $3 AND accepted_at IS NOT NULL`,
     [grantId, personId, accountId],
   );
   return rowCount === 1;
 }
 
-export async function isMember(db: Queryable, personId: string, accountId: string): Promise<boolean> {
-  const { rowCount } = await db.query('SELECT 1 FROM memberships WHERE person_id = $1 AND account_id = $2', [personId, accountId]);
-  return rowCount === 1;
-}
-
+/** The account a grant acts for; none once the person's link to it is gone. */
 export async function accountOfGrant(db: Queryable, grantId: string): Promise<string | undefined> {
   const { rows } = await db.query<{ account_id: string }>('SELECT account_id FROM oauth_grant_accounts WHERE grant_id = $1', [grantId]);
   return rows[0]?.account_id;

@@ -1,5 +1,6 @@
 // A real browser (Debian's Chromium driven by playwright-core) goes through the person's pages:
-// a wrong password, sign-up, account choice, consent, and the client receiving its code. A
+// a wrong password, sign-up with an invitation, a second invitation on the consent page, account
+// choice, consent, and the client receiving its code. A
 // screenshot of every page is kept under test/artifacts/oauth-browser/ (on a phone-sized screen
 // too) so that someone can look at them.
 import { mkdir } from 'node:fs/promises';
@@ -67,12 +68,12 @@ describe('OAuth pages in a real browser', function () {
 
   const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
 
-  it('when a person the operator linked to two accounts signs up in a browser, picks one and allows, then the client gets a token for that account', async () => {
+  it('when a person the operator invited to two accounts signs up with one code, adds the other, picks it and allows, then the client gets a token for that account', async () => {
     const email = 'dana@northwind.example';
     const sales = await svc.account('Northwind Sales');
     const finance = await svc.account('Northwind Finance');
-    await addMember(svc.db, sales, email);
-    await addMember(svc.db, finance, email);
+    const salesInvitation = await addMember(svc.db, sales, email);
+    const financeInvitation = await addMember(svc.db, finance, email);
 
     const context = await browser.newContext({ viewport: { width: 1024, height: 720 } });
     const page = await context.newPage();
@@ -91,24 +92,31 @@ describe('OAuth pages in a real browser', function () {
     await page.getByRole('heading', { name: 'Create your account' }).waitFor();
     await page.getByLabel('Email').fill(email);
     await page.getByLabel(/^Password/).fill('dana-has-a-good-password');
+    await page.getByLabel(/^Invitation code/).fill(salesInvitation.invitationCode!);
     await shot(page, '03-sign-up');
     await page.getByRole('button', { name: 'Create account' }).click();
 
     await page.getByRole('heading', { name: /Allow Quarterly Reports/ }).waitFor();
+    expect(await page.getByRole('radio').count()).to.equal(1);
+    await page.getByText('Invited to another account?').click();
+    await page.getByLabel('Invitation code').fill(financeInvitation.invitationCode!);
+    await shot(page, '04-consent-invitation-code');
+    await page.getByRole('button', { name: 'Add' }).click();
+    await page.getByRole('radio', { name: /Northwind Finance/ }).waitFor();
     expect(await page.getByRole('radio').count()).to.equal(2);
     await page.getByRole('radio', { name: /Northwind Finance/ }).check();
-    await shot(page, '04-consent-account-choice');
+    await shot(page, '05-consent-account-choice');
 
     // The same page on a phone.
     const phone = await context.newPage();
     await phone.setViewportSize({ width: 390, height: 844 });
     await phone.goto(page.url());
-    await shot(phone, '05-consent-on-a-phone');
+    await shot(phone, '06-consent-on-a-phone');
     await phone.close();
 
     await page.getByRole('button', { name: 'Allow' }).click();
     await page.waitForURL((url) => url.href.startsWith(redirectUri));
-    await shot(page, '06-back-at-the-client');
+    await shot(page, '07-back-at-the-client');
     const params = oauth.validateAuthResponse(as, client, new URL(page.url()), flow.state);
     const tokens = await oauth.processAuthorizationCodeResponse(
       as,
@@ -137,7 +145,7 @@ describe('OAuth pages in a real browser', function () {
     await page.getByRole('button', { name: 'Allow' }).click();
     expect((await response).status()).to.equal(403);
     await page.getByRole('heading', { name: 'You cannot connect this account' }).waitFor();
-    await shot(page, '07-account-not-linked-403');
+    await shot(page, '08-account-not-linked-403');
     await context.close();
   });
 });

@@ -4,7 +4,7 @@ import { expect } from 'chai';
 
 export type Page = { status: number; url: string; html: string };
 
-export type Person = { email: string; password: string; signUp?: boolean };
+export type Person = { email: string; password: string; signUp?: boolean; invitationCode?: string };
 
 export type Approval = {
   person: Person;
@@ -56,6 +56,11 @@ export class PageBrowser {
     throw new Error('too many redirects');
   }
 
+  /** A cookie's value, as this browser holds it. */
+  cookie(name: string): string | undefined {
+    return this.cookies.get(name);
+  }
+
   /** Submits the page's form (the one posting to `action` ending), with the page's CSRF token. */
   submit(page: Page, actionEnd: string, fields: Record<string, string>): Promise<Page> {
     const action = [...page.html.matchAll(/<form method="post" action="([^"]+)"/g)].map((m) => decode(m[1]!)).find((a) => a.endsWith(actionEnd));
@@ -70,7 +75,7 @@ export class PageBrowser {
     if (page.html.includes('Sign in to continue')) {
       if (person.signUp) {
         page = await this.go(decode(/href="([^"]+signup=1)"/.exec(page.html)![1]!));
-        page = await this.submit(page, '/signup', { email: person.email, password: person.password });
+        page = await this.submit(page, '/signup', { email: person.email, password: person.password, invitationCode: person.invitationCode ?? '' });
       } else {
         page = await this.submit(page, '/login', { email: person.email, password: person.password });
       }

@@ -102,13 +102,15 @@ export const oauthEndpoints: Operation[] = [
     operationId: 'oauthInteractionSubmit',
     method: 'post',
     path: '/oauth/interaction/:uid/:step',
-    summary: 'The pages\' forms: login, signup, consent',
+    summary: 'The pages\' forms: login, signup, consent, invitation, switch',
     description:
       'Form posts of the pages (application/x-www-form-urlencoded, with the page\'s csrf field; a foreign Origin is refused). ' +
-      'login: email, password (401 page when they do not match). signup: email, password of at least 8 characters (409 page when ' +
-      'the email already has a password). consent: decision=allow|deny and account (403 page, nothing granted, when the person is ' +
-      'not linked to it). On success, 303 back to the authorization endpoint, which sends the browser on to the client.',
-    params: z.object({ uid: z.string(), step: z.enum(['login', 'signup', 'consent']) }),
+      'login: email, password (401 page when they do not match). signup: email, password of at least 8 characters, and ' +
+      'invitationCode when an administrator added the email (400 page without a valid one; 409 when the email already has a ' +
+      'password). consent: decision=allow|deny and account (403 page, nothing granted, when the person is not linked to it). ' +
+      'invitation: invitationCode, to accept another account\'s invitation while signed in. switch: ends the sign-in and starts ' +
+      'the same authorization again. On success, 303 back to the authorization endpoint, which sends the browser on to the client.',
+    params: z.object({ uid: z.string(), step: z.enum(['login', 'signup', 'consent', 'invitation', 'switch']) }),
     otherBodies: { 'application/x-www-form-urlencoded': { schema: z.object({ csrf: z.string() }).catchall(z.string()) } },
     responses: {
       303: { description: 'Back to /oauth/authorize/{uid}, then to the client.', headers: { Location: 'Where the browser goes next.' } },
