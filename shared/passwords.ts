@@ -10,10 +10,23 @@ const maxmem = (o: ScryptOptions) => 256 * (o.N ?? 0) * (o.r ?? 0) + 1024 * 1024
 export const MIN_PASSWORD_LENGTH = 8;
 export const MAX_PASSWORD_LENGTH = 1024;
 
-function derive(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
-  return new Promise((resolve, reject) =>
-    scrypt(password.normalize('NFC'), salt, KEY_LENGTH, { ...options, maxmem: maxmem(options) }, (error, key) => (error ? reject(error) : resolve(key))),
-  );
+// Each derivation holds 32 MiB and a libuv thread for ~50 ms: at most two at a time per process,
+// so a burst of sign-ins queues here instead of taking the process's memory and thread pool.
+const MAX_CONCURRENT = 2;
+let running = 0;
+const waiting: (() => void)[] = [];
+
+async function derive(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
+  if (running >= MAX_CONCURRENT) await new Promise<void>((resolve) => waiting.push(resolve));
+  running++;
+  try {
+    return await new Promise((resolve, reject) =>
+      scrypt(password.normalize('NFC'), salt, KEY_LENGTH, { ...options, maxmem: maxmem(options) }, (error, key) => (error ? reject(error) : resolve(key))),
+    );
+  } finally {
+    running--;
+    waiting.shift()?.();
+  }
 }
 
 /** `scrypt$N$r$p$salt$hash`, salt and hash in base64url. */

@@ -24,6 +24,12 @@ ALTER TABLE memberships
   ADD COLUMN invitation_expires_at timestamptz,
   ADD COLUMN accepted_at timestamptz;
 
+-- Sign-in throttling per person: after 10 wrong passwords in a row, sign-in is refused for 15
+-- minutes (each further wrong password starts it again); a right one resets the count.
+ALTER TABLE people
+  ADD COLUMN failed_sign_ins integer NOT NULL DEFAULT 0,
+  ADD COLUMN sign_in_locked_until timestamptz;
+
 -- The API account a grant acts for, chosen by the person on the consent page, read on every
 -- request made with the grant's tokens. Removing the membership removes the binding, and with it
 -- every token's right to act.

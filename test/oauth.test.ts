@@ -582,6 +582,25 @@ describe('OAuth authorization server', function () {
       expect(page.html).to.include('at least 8 characters');
     });
 
+    it('when a password is wrong ten times in a row, then sign-in is refused for a while, even with the right one', async () => {
+      const person = newPerson();
+      await connect(person);
+      const browser = new PageBrowser(svc.url);
+      let page = await browser.go((await authorizationUrl()).url);
+      for (let attempt = 0; attempt < 10; attempt++) {
+        page = await browser.submit(page, '/login', { email: person.email, password: `wrong ${attempt}` });
+        expect(page.html, `attempt ${attempt}`).to.include('do not match');
+      }
+      page = await browser.submit(page, '/login', { email: person.email, password: person.password });
+      expect(page.status).to.equal(401);
+      expect(page.html).to.include('Too many wrong passwords');
+      await svc.db.query(`UPDATE people SET sign_in_locked_until = now() - interval '1 second' WHERE email = $1`, [person.email]);
+      page = await browser.submit(page, '/login', { email: person.email, password: person.password });
+      expect(page.html).to.include('Allow Reporting robot');
+      const { rows } = await svc.db.query('SELECT failed_sign_ins FROM people WHERE email = $1', [person.email]);
+      expect(rows[0].failed_sign_ins).to.equal(0);
+    });
+
     it('when the interaction is unknown or belongs to another browser, then an expired page answers, no-store', async () => {
       const page = await new PageBrowser(svc.url).go('/oauth/interaction/not-a-real-one');
       expect(page.status).to.equal(400);

@@ -13,7 +13,7 @@ import type { Config } from '../../shared/config.ts';
 import type { Pool } from '../../shared/db.ts';
 import type { Logger } from '../../shared/log.ts';
 import { endSession } from '../../shared/oauth/adapter.ts';
-import { accountsOf, bindGrantToAccount, emailOf, isMember, redeemInvitation, signIn, signUp } from '../../shared/oauth/people.ts';
+import { accountsOf, bindGrantToAccount, emailOf, isMember, redeemInvitation, SIGN_IN_LOCK, signIn, signUp } from '../../shared/oauth/people.ts';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../shared/passwords.ts';
 import { scopes, type Scope } from '../principal.ts';
 import { consentPage, messagePage, signInPage, signUpPage } from './pages.ts';
@@ -193,6 +193,9 @@ export function interactionRoutes({ config, pool, log, provider, csrfKey }: Inte
     const email = typeof req.body?.email === 'string' ? req.body.email.trim() : undefined;
     if (!form.success) return renderSignIn(res, details, 400, email, 'Enter your email address and your password.');
     const person = await signIn(pool, form.data.email, form.data.password);
+    if (person === 'locked') {
+      return renderSignIn(res, details, 401, email, `Too many wrong passwords for this email. Try again in ${SIGN_IN_LOCK.minutes} minutes.`);
+    }
     if (!person) return renderSignIn(res, details, 401, email, 'That email and password do not match. Check them and try again.');
     log.info({ personId: person.personId }, 'oauth sign-in');
     // remember: false: the sign-in lasts as long as the browser session, not 14 days.

@@ -74,14 +74,32 @@ export function redeemInvitation(db: Queryable, personId: string, code: string):
   return acceptInvitation(db, personId, code);
 }
 
-/** The person, when the email and password match. A wrong email costs as much time as a wrong password. */
-export async function signIn(db: Queryable, email: string, password: string): Promise<{ personId: string } | undefined> {
-  const { rows } = await db.query<{ id: string; password_hash: string | null }>('SELECT id, password_hash FROM people WHERE email = $1', [
-    normalizeEmail(email),
-  ]);
+export const SIGN_IN_LOCK = { failures: 10, minutes: 15 } as const;
+
+/**
+ * The person, when the email and password match; 'locked' after too many wrong passwords in a row
+ * (see SIGN_IN_LOCK). A wrong email costs as much time as a wrong password.
+ */
+export async function signIn(db: Queryable, email: string, password: string): Promise<{ personId: string } | 'locked' | undefined> {
+  const { rows } = await db.query<{ id: string; password_hash: string | null; locked: boolean }>(
+    'SELECT id, password_hash, coalesce(sign_in_locked_until > now(), false) AS locked FROM people WHERE email = $1',
+    [normalizeEmail(email)],
+  );
   const person = rows[0];
+  if (person?.locked) return 'locked';
   const matches = await verifyPassword(password, person?.password_hash ?? (await decoyHash));
-  return person?.password_hash && matches ? { personId: person.id } : undefined;
+  if (!person?.password_hash) return undefined;
+  if (matches) {
+    await db.query('UPDATE people SET failed_sign_ins = 0, sign_in_locked_until = NULL WHERE id = $1 AND failed_sign_ins > 0', [person.id]);
+    return { personId: person.id };
+  }
+  await db.query(
+    `UPDATE people SET failed_sign_ins = failed_sign_ins + 1,
+            sign_in_locked_until = CASE WHEN failed_sign_ins + 1 >= $2 THEN now() + make_interval(mins => $3) END
+      WHERE id = $1`,
+    [person.id, SIGN_IN_LOCK.failures, SIGN_IN_LOCK.minutes],
+  );
+  return undefined;
 }
 
 export async function emailOf(db: Queryable, personId: string): Promise<string | undefined> {
