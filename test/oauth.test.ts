@@ -325,11 +325,15 @@ describe('OAuth authorization server', function () {
       expect((await svc.request('/v1/datasets', { key: tokens.access_token })).status).to.equal(401);
     });
 
-    it('when one code is exchanged twice at the same moment, then exactly one exchange gets tokens', async () => {
+    it('when one code is exchanged twice at the same moment, then exactly one exchange gets tokens, and, the second being a replay, they are revoked', async () => {
       for (let round = 0; round < 5; round++) {
         const { params, verifier } = await code();
         const outcomes = await Promise.allSettled([exchange(params, verifier), exchange(params, verifier)]);
-        expect(outcomes.filter((o) => o.status === 'fulfilled'), `round ${round}`).to.have.length(1);
+        const won = outcomes.filter((o) => o.status === 'fulfilled');
+        expect(won, `round ${round}`).to.have.length(1);
+        const tokens = (won[0] as PromiseFulfilledResult<oauth.TokenEndpointResponse>).value;
+        expect((await svc.request('/v1/datasets', { key: tokens.access_token })).status, `round ${round}`).to.equal(401);
+        expect(await tokenError(refresh(tokens.refresh_token!)), `round ${round}`).to.equal('invalid_grant');
       }
     });
 

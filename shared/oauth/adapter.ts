@@ -71,11 +71,25 @@ export function postgresAdapter(db: Queryable): new (model: string) => Adapter {
           WHERE model = $1 AND id_sha256 = $2 AND consumed_at IS NULL AND (expires_at IS NULL OR expires_at > now())`,
         [this.model, sha256(id)],
       );
-      if (rowCount === 0) throw new errors.InvalidGrant('already consumed by a concurrent request');
+      if (rowCount === 1) return;
+      if (this.model === 'AuthorizationCode') {
+        // The loser of a race is a second exchange of the code all the same: what the code gave (or
+        // is about to give) is revoked. Dropping the grant's account binding also stops tokens the
+        // winner saves after this.
+        const { rows } = await db.query<{ grant_id: string | null }>('SELECT grant_id FROM oauth_records WHERE model = $1 AND id_sha256 = $2', [
+          this.model,
+          sha256(id),
+        ]);
+        const grantId = rows[0]?.grant_id;
+        if (grantId) await deleteGrants(db, [grantId]);
+      }
+      throw new errors.InvalidGrant('already consumed by a concurrent request');
     }
 
     async destroy(id: string): Promise<void> {
       await db.query('DELETE FROM oauth_records WHERE model = $1 AND id_sha256 = $2', [this.model, sha256(id)]);
+      // A revoked grant acts for nobody, whatever token of it is still being saved.
+      if (this.model === 'Grant') await db.query('DELETE FROM oauth_grant_accounts WHERE grant_id = $1', [id]);
     }
 
     async revokeByGrantId(grantId: string): Promise<void> {
@@ -101,10 +115,11 @@ export async function endSession(db: Queryable, sessionUid: string): Promise<voi
   await db.query(`DELETE FROM oauth_records WHERE model = 'Session' AND uid = $1`, [sessionUid]);
 }
 
-/** Deletes grants and every code and token issued under them. */
+/** Deletes grants, every code and token issued under them, and their account bindings. */
 export async function deleteGrants(db: Queryable, grantIds: string[]): Promise<void> {
   if (grantIds.length === 0) return;
   await db.query(`DELETE FROM oauth_records WHERE grant_id = ANY($1) OR (model = 'Grant' AND id_sha256 = ANY($2))`, [grantIds, grantIds.map((id) => sha256(id))]);
+  await db.query('DELETE FROM oauth_grant_accounts WHERE grant_id = ANY($1)', [grantIds]);
 }
 
 /** Deletes records past their expiry (with a margin for the provider's clock tolerance) and the
