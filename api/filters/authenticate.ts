@@ -3,7 +3,7 @@
 // verdicts), so a revocation bites on the next request. Answers carry no `instance`.
 import type { RequestHandler, Response } from 'express';
 import { authenticateKey, keyLabel } from '../../shared/apiKeys.ts';
-import { accountOfGrant } from '../../shared/oauth/people.ts';
+import { authenticateAccessToken } from '../../shared/oauth/accessTokens.ts';
 import { Problem } from '../../shared/problems.ts';
 import type { Deps } from '../operation.ts';
 import { ACCESS_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX, resourceOf } from '../oauth/provider.ts';
@@ -21,7 +21,7 @@ const details = {
     'The OAuth access token is expired, revoked or unknown. Get a new access token at /oauth/token with your refresh token, or connect again.',
 };
 
-export function authenticate({ config, pool, meter, oauth }: Deps): RequestHandler {
+export function authenticate({ config, pool, meter }: Deps): RequestHandler {
   const resource = resourceOf(config);
   const resourceMetadata = `${config.baseUrl}/.well-known/oauth-protected-resource/v1`;
 
@@ -57,22 +57,18 @@ export function authenticate({ config, pool, meter, oauth }: Deps): RequestHandl
       return next();
     }
     if (credential.startsWith(ACCESS_TOKEN_PREFIX)) {
-      const token = await oauth.provider.AccessToken.find(credential);
-      const audience = [token?.aud ?? []].flat();
-      // find() hides unknown, revoked and expired rows; expiry and audience are checked again here,
-      // and the grant must still act for an account (its person may have been unlinked).
-      const account = token?.grantId && !token.isExpired && audience.includes(resource) ? await accountOfGrant(pool, token.grantId) : undefined;
-      if (!token?.grantId || account === undefined) return refuse(res, details.oauthTokenInvalid, true);
-      const granted = new Set(token.scope?.split(' '));
+      // Unknown, revoked, expired, for another resource, or its person unlinked: one answer.
+      const token = await authenticateAccessToken(pool, credential, resource);
+      if (!token) return refuse(res, details.oauthTokenInvalid, true);
       setPrincipal(res, {
         kind: 'oauth_token',
         credentialId: token.grantId,
-        accountId: account,
+        accountId: token.accountId,
         mode: 'live',
-        scopes: scopes.filter((s) => granted.has(s)),
+        scopes: scopes.filter((s) => token.scopes.includes(s)),
         label: keyLabel(credential),
       });
-      meter.add(account, 'live', 'requests');
+      meter.add(token.accountId, 'live', 'requests');
       return next();
     }
     return refuse(res, details.notACredential, true);

@@ -29,7 +29,7 @@ export async function benchApi(): Promise<void> {
   const account = await createAccount(pool, 'Bench');
   const { key } = await issueKey(pool, account.id, 'live');
   const dataset = await createDataset(pool, { accountId: account.id, mode: 'live' }, { externalRef: 'bench' });
-  await addMember(pool, account.id, 'bench@bench.example');
+  const { invitationCode } = await addMember(pool, account.id, 'bench@bench.example');
   await pool.end();
 
   const measures: Measure[] = [];
@@ -42,10 +42,13 @@ export async function benchApi(): Promise<void> {
     const base = `http://127.0.0.1:${port}`;
     const child = await startServer(target.script, { ...env, PORT: String(port), BASE_URL: base }, 'healthz');
     const url = `${base}${target.path}`;
-    await load('warm-up', url, key, 2);
-    measures.push(await load(`${target.name}${target.oauth ? ', API key' : ''}`, url, key, DURATION_S));
-    if (target.oauth) measures.push(await load(`${target.name}, OAuth token`, url, await oauthToken(base), DURATION_S));
-    await stopServers([child]);
+    try {
+      await load('warm-up', url, key, 2);
+      measures.push(await load(`${target.name}${target.oauth ? ', API key' : ''}`, url, key, DURATION_S));
+      if (target.oauth) measures.push(await load(`${target.name}, OAuth token`, url, await oauthToken(base, invitationCode!), DURATION_S));
+    } finally {
+      await stopServers([child]);
+    }
   }
   await database.drop();
 
@@ -67,7 +70,7 @@ export async function benchApi(): Promise<void> {
 }
 
 /** An access token for the bench account, through registration, the person's pages and the code exchange. */
-async function oauthToken(base: string): Promise<string> {
+async function oauthToken(base: string, invitationCode: string): Promise<string> {
   const redirectUri = 'http://127.0.0.1:9/callback';
   const post = async (path: string, init: { json?: unknown; form?: Record<string, string> }) => {
     const res = await fetch(base + path, {
@@ -82,7 +85,7 @@ async function oauthToken(base: string): Promise<string> {
   const challenge = createHash('sha256').update(verifier).digest('base64url');
   const query = new URLSearchParams({ client_id: client_id!, redirect_uri: redirectUri, response_type: 'code', scope: 'service.read', code_challenge: challenge, code_challenge_method: 'S256' });
   const page = await new PageBrowser(base).approve(`${base}/oauth/authorize?${query}`, {
-    person: { email: 'bench@bench.example', password: 'bench-password', signUp: true },
+    person: { email: 'bench@bench.example', password: 'bench-password', signUp: true, invitationCode },
   });
   const code = callbackParams(page, redirectUri).get('code')!;
   const tokens = await post('/oauth/token', { form: { grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: verifier, client_id: client_id! } });
