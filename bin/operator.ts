@@ -3,6 +3,7 @@
 // unknown id, 1 on any other failure.
 import { parseArgs } from 'node:util';
 import { addMember, createAccount, findAccount, listAccounts, removeMember } from '../shared/accounts.ts';
+import { unlockSignIn } from '../shared/oauth/people.ts';
 import { issueKey, listKeys, revokeKey } from '../shared/apiKeys.ts';
 import { ConfigError, loadConfig } from '../shared/config.ts';
 import { createPool, type Pool } from '../shared/db.ts';
@@ -24,6 +25,7 @@ const USAGE = `usage: operator <command>
   keys revoke KEY_ID
   members add --account ACC --email EMAIL      (prints the invitation code, once)
   members remove --account ACC --email EMAIL   (revokes the OAuth grants made for it)
+  people unlock --email EMAIL                  (after too many wrong passwords)
   usage --account ACC [--from YYYY-MM-DD] [--to YYYY-MM-DD]
   jobs list
   jobs retry JOB_ID`;
@@ -80,6 +82,11 @@ async function run(pool: Pool, databaseUrl: string, command: string, positionals
       const email = required(values, 'email').toLowerCase();
       if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) throw new UsageError('--email is not an email address');
       return addMember(pool, await existingAccount(pool, required(values, 'account')), email);
+    }
+    case 'people unlock': {
+      const email = required(values, 'email');
+      if (!(await unlockSignIn(pool, email))) throw new UsageError(`no person ${email}`);
+      return { object: 'person', email: email.toLowerCase(), unlocked: true };
     }
     case 'members remove': {
       const email = required(values, 'email');

@@ -9,6 +9,9 @@ export type Membership = {
   accountId: string;
   personId: string;
   email: string;
+  /** Whether the person already had a password: someone signed up with this email before (emails
+   * are not verified, so the invitation code should reach the person by a trusted channel). */
+  signedUp: boolean;
   /** pending until the person accepts with the invitation code. */
   status: 'pending' | 'active';
   /** Shown once, when the link is (still) pending. */
@@ -48,11 +51,18 @@ export const INVITATION_DAYS = 7;
  */
 export async function addMember(db: Queryable, accountId: string, email: string): Promise<Membership> {
   const code = newId('inv');
-  const { rows } = await db.query<{ person_id: string; email: string; created_at: Date; accepted_at: Date | null; invitation_expires_at: Date | null }>(
+  const { rows } = await db.query<{
+    person_id: string;
+    email: string;
+    signed_up: boolean;
+    created_at: Date;
+    accepted_at: Date | null;
+    invitation_expires_at: Date | null;
+  }>(
     `WITH person AS (
        INSERT INTO people (id, email) VALUES ($2, lower($3))
        ON CONFLICT (email) DO UPDATE SET email = EXCLUDED.email
-       RETURNING id, email
+       RETURNING id, email, password_hash IS NOT NULL AS signed_up
      ), link AS (
        INSERT INTO memberships (account_id, person_id, invitation_sha256, invitation_expires_at)
        SELECT $1, id, $4, now() + make_interval(days => $5) FROM person
@@ -61,7 +71,7 @@ export async function addMember(db: Queryable, accountId: string, email: string)
              invitation_expires_at = CASE WHEN memberships.accepted_at IS NULL THEN EXCLUDED.invitation_expires_at END
        RETURNING person_id, created_at, accepted_at, invitation_expires_at
      )
-     SELECT link.person_id, person.email, link.created_at, link.accepted_at, link.invitation_expires_at
+     SELECT link.person_id, person.email, person.signed_up, link.created_at, link.accepted_at, link.invitation_expires_at
        FROM link JOIN person ON person.id = link.person_id`,
     [accountId, newId('per'), email, sha256(code), INVITATION_DAYS],
   );
@@ -71,6 +81,7 @@ export async function addMember(db: Queryable, accountId: string, email: string)
     accountId,
     personId: r.person_id,
     email: r.email,
+    signedUp: r.signed_up,
     status: r.accepted_at ? 'active' : 'pending',
     ...(!r.accepted_at && { invitationCode: code, invitationExpiresAt: r.invitation_expires_at!.toISOString() }),
     createdAt: r.created_at.toISOString(),

@@ -12,12 +12,20 @@ export const MAX_PASSWORD_LENGTH = 1024;
 
 // Each derivation holds 32 MiB and a libuv thread for ~50 ms: at most two at a time per process,
 // so a burst of sign-ins queues here instead of taking the process's memory and thread pool.
+// Beyond MAX_WAITING queued checks the process is overloaded: refuse rather than let every sign-in
+// wait behind a flood.
 const MAX_CONCURRENT = 2;
+const MAX_WAITING = 32;
 let running = 0;
 const waiting: (() => void)[] = [];
 
+export class PasswordChecksBusy extends Error {}
+
 async function derive(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
-  if (running >= MAX_CONCURRENT) await new Promise<void>((resolve) => waiting.push(resolve));
+  if (running >= MAX_CONCURRENT) {
+    if (waiting.length >= MAX_WAITING) throw new PasswordChecksBusy('too many password checks waiting');
+    await new Promise<void>((resolve) => waiting.push(resolve));
+  }
   running++;
   try {
     return await new Promise((resolve, reject) =>

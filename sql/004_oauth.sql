@@ -24,8 +24,9 @@ ALTER TABLE memberships
   ADD COLUMN invitation_expires_at timestamptz,
   ADD COLUMN accepted_at timestamptz;
 
--- Sign-in throttling per person: after 10 wrong passwords in a row, sign-in is refused for 15
--- minutes (each further wrong password starts it again); a right one resets the count.
+-- Sign-in throttling per person: every attempt is counted before the password is checked; after
+-- 10 in a row without success, sign-in is refused for 15 minutes (the first wrong password after
+-- that locks it again); a right one resets the count. `people unlock` (operator) clears it.
 ALTER TABLE people
   ADD COLUMN failed_sign_ins integer NOT NULL DEFAULT 0,
   ADD COLUMN sign_in_locked_until timestamptz;

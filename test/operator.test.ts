@@ -56,6 +56,7 @@ describe('operator command line', () => {
     const first = await ok('members', 'add', '--account', account.id, '--email', 'Ann@Example.com');
     expect(first).to.include({ accountId: account.id, email: 'ann@example.com' });
     expect(first.status).to.equal('pending');
+    expect(first.signedUp).to.equal(false);
     expect(first.invitationCode).to.match(/^inv_[0-9a-z]{20}$/);
     expect(Date.parse(first.invitationExpiresAt) - Date.now()).to.be.within(6.9 * 86_400_000, 7 * 86_400_000);
     const again = await ok('members', 'add', '--account', account.id, '--email', 'ann@example.com');

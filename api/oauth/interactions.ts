@@ -14,7 +14,7 @@ import type { Pool } from '../../shared/db.ts';
 import type { Logger } from '../../shared/log.ts';
 import { endSession } from '../../shared/oauth/adapter.ts';
 import { accountsOf, bindGrantToAccount, emailOf, isMember, redeemInvitation, SIGN_IN_LOCK, signIn, signUp } from '../../shared/oauth/people.ts';
-import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../shared/passwords.ts';
+import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, PasswordChecksBusy } from '../../shared/passwords.ts';
 import { scopes, type Scope } from '../principal.ts';
 import { consentPage, messagePage, signInPage, signUpPage } from './pages.ts';
 import type { AuthorizationServer } from './provider.ts';
@@ -284,9 +284,21 @@ export function interactionRoutes({ config, pool, log, provider, csrfKey }: Inte
     return finish(req, res, { consent: { grantId } }, true);
   };
 
+  /** Sign-in and sign-up check passwords; when too many checks wait, the person is asked to retry. */
+  const checkingPasswords =
+    (handler: RequestHandler): RequestHandler =>
+    async (req, res, next) => {
+      try {
+        await handler(req, res, next);
+      } catch (error) {
+        if (!(error instanceof PasswordChecksBusy)) throw error;
+        res.status(503).set('Retry-After', '5').type('html').send(messagePage('Busy', 'Too many people are signing in right now. Go back and try again in a few seconds.'));
+      }
+    };
+
   router.get('/', page);
-  router.post('/login', login);
-  router.post('/signup', signup);
+  router.post('/login', checkingPasswords(login));
+  router.post('/signup', checkingPasswords(signup));
   router.post('/consent', consent);
   router.post('/invitation', invitation);
   router.post('/switch', switchPerson);

@@ -13,8 +13,9 @@ type Row = { payload: AdapterPayload; consumed_at: Date | null };
 
 const epoch = (date: Date) => Math.floor(date.getTime() / 1000);
 
-/** How long a used authorization code is kept to recognise a replay: the refresh tokens' lifetime. */
-const USED_CODE_KEPT = '30 days';
+/** How long a used authorization code is kept to recognise a replay: as long as its grant (and so
+ * any token it led to, refreshes included) can live. */
+const USED_CODE_KEPT = '365 days';
 
 export function postgresAdapter(db: Queryable): new (model: string) => Adapter {
   return class PostgresAdapter implements Adapter {
@@ -76,10 +77,11 @@ export function postgresAdapter(db: Queryable): new (model: string) => Adapter {
         // The loser of a race is a second exchange of the code all the same: what the code gave (or
         // is about to give) is revoked. Dropping the grant's account binding also stops tokens the
         // winner saves after this.
-        const { rows } = await db.query<{ grant_id: string | null }>('SELECT grant_id FROM oauth_records WHERE model = $1 AND id_sha256 = $2', [
-          this.model,
-          sha256(id),
-        ]);
+        // Only when it was used: a code that merely expired meanwhile is not a replay.
+        const { rows } = await db.query<{ grant_id: string | null }>(
+          'SELECT grant_id FROM oauth_records WHERE model = $1 AND id_sha256 = $2 AND consumed_at IS NOT NULL',
+          [this.model, sha256(id)],
+        );
         const grantId = rows[0]?.grant_id;
         if (grantId) await deleteGrants(db, [grantId]);
       }

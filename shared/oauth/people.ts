@@ -48,9 +48,18 @@ export async function signUp(pool: Pool, email: string, password: string, invita
     const known = rows[0];
     if (known?.password_hash) return 'exists';
     if (known) {
-      if (!invitationCode) return 'invitation_required';
-      if (!(await acceptInvitation(tx, known.id, invitationCode))) return 'invitation_invalid';
+      const invited = await tx.query('SELECT 1 FROM memberships WHERE person_id = $1', [known.id]);
+      // Added by the operator: the code proves the email is theirs.
+      if (invited.rowCount !== 0) {
+        if (!invitationCode) return 'invitation_required';
+        if (!(await acceptInvitation(tx, known.id, invitationCode))) return 'invitation_invalid';
+        await tx.query('UPDATE people SET password_hash = $2 WHERE id = $1', [known.id, passwordHash]);
+        return { personId: known.id };
+      }
+      // Added, then removed from every account before signing up: a new person like any other.
+      if (invitationCode) return 'invitation_invalid';
       await tx.query('UPDATE people SET password_hash = $2 WHERE id = $1', [known.id, passwordHash]);
+      await ownAccount(tx, known.id, address);
       return { personId: known.id };
     }
     if (invitationCode) return 'invitation_invalid';
@@ -62,11 +71,16 @@ export async function signUp(pool: Pool, email: string, password: string, invita
       passwordHash,
     ]);
     if (inserted.rowCount === 0) return 'exists';
-    const accountId = newId('acc');
-    await tx.query('INSERT INTO accounts (id, name) VALUES ($1, $2)', [accountId, accountNameFor(address)]);
-    await tx.query('INSERT INTO memberships (account_id, person_id, accepted_at) VALUES ($1, $2, now())', [accountId, personId]);
+    await ownAccount(tx, personId, address);
     return { personId };
   });
+}
+
+/** A new person's own account, named from their email domain, linked at once. */
+async function ownAccount(db: Queryable, personId: string, email: string): Promise<void> {
+  const accountId = newId('acc');
+  await db.query('INSERT INTO accounts (id, name) VALUES ($1, $2)', [accountId, accountNameFor(email)]);
+  await db.query('INSERT INTO memberships (account_id, person_id, accepted_at) VALUES ($1, $2, now())', [accountId, personId]);
 }
 
 /** A signed-in person joins an account they were invited to. */
@@ -77,29 +91,35 @@ export function redeemInvitation(db: Queryable, personId: string, code: string):
 export const SIGN_IN_LOCK = { failures: 10, minutes: 15 } as const;
 
 /**
- * The person, when the email and password match; 'locked' after too many wrong passwords in a row
- * (see SIGN_IN_LOCK). A wrong email costs as much time as a wrong password.
+ * The person, when the email and password match; 'locked' after too many attempts in a row without
+ * success (see SIGN_IN_LOCK). The attempt is counted before the password is checked, in one
+ * statement, so that parallel guesses cannot all pass the lock check first. A wrong email costs as
+ * much time as a wrong password.
  */
 export async function signIn(db: Queryable, email: string, password: string): Promise<{ personId: string } | 'locked' | undefined> {
-  const { rows } = await db.query<{ id: string; password_hash: string | null; locked: boolean }>(
-    'SELECT id, password_hash, coalesce(sign_in_locked_until > now(), false) AS locked FROM people WHERE email = $1',
-    [normalizeEmail(email)],
-  );
-  const person = rows[0];
-  if (person?.locked) return 'locked';
-  const matches = await verifyPassword(password, person?.password_hash ?? (await decoyHash));
-  if (!person?.password_hash) return undefined;
-  if (matches) {
-    await db.query('UPDATE people SET failed_sign_ins = 0, sign_in_locked_until = NULL WHERE id = $1 AND failed_sign_ins > 0', [person.id]);
-    return { personId: person.id };
-  }
-  await db.query(
+  const address = normalizeEmail(email);
+  const { rows } = await db.query<{ id: string; password_hash: string }>(
     `UPDATE people SET failed_sign_ins = failed_sign_ins + 1,
             sign_in_locked_until = CASE WHEN failed_sign_ins + 1 >= $2 THEN now() + make_interval(mins => $3) END
-      WHERE id = $1`,
-    [person.id, SIGN_IN_LOCK.failures, SIGN_IN_LOCK.minutes],
+      WHERE email = $1 AND password_hash IS NOT NULL AND NOT coalesce(sign_in_locked_until > now(), false)
+      RETURNING id, password_hash`,
+    [address, SIGN_IN_LOCK.failures, SIGN_IN_LOCK.minutes],
   );
-  return undefined;
+  const person = rows[0];
+  if (!person) {
+    const locked = await db.query('SELECT 1 FROM people WHERE email = $1 AND sign_in_locked_until > now()', [address]);
+    if (locked.rowCount !== 0) return 'locked';
+  }
+  const matches = await verifyPassword(password, person?.password_hash ?? (await decoyHash));
+  if (!person || !matches) return undefined;
+  await db.query('UPDATE people SET failed_sign_ins = 0, sign_in_locked_until = NULL WHERE id = $1', [person.id]);
+  return { personId: person.id };
+}
+
+/** Lets a locked-out person sign in again at once (operator). */
+export async function unlockSignIn(db: Queryable, email: string): Promise<boolean> {
+  const { rowCount } = await db.query('UPDATE people SET failed_sign_ins = 0, sign_in_locked_until = NULL WHERE email = $1', [normalizeEmail(email)]);
+  return rowCount === 1;
 }
 
 export async function emailOf(db: Queryable, personId: string): Promise<string | undefined> {
