@@ -79,7 +79,8 @@ describe('uploads: multipart bodies and upload URLs', () => {
     const upload = await requestUpload(ds);
     const url = new URL(upload.url);
     const tampered = new URL(url);
-    tampered.searchParams.set('signature', `${url.searchParams.get('signature')!.slice(0, -2)}AA`);
+    const signature = url.searchParams.get('signature')!;
+    tampered.searchParams.set('signature', `${signature.slice(0, -1)}${signature.endsWith('A') ? 'B' : 'A'}`);
     const extended = new URL(url);
     extended.searchParams.set('expires', String(Number(url.searchParams.get('expires')) + 3600));
     const expired = new URL(url);
