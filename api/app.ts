@@ -1,6 +1,8 @@
 // The Express application: logging, the public routes, and /v1 behind its filters in the
 // order the contract fixes (authentication, scope, idempotency, then routing).
-import express, { type Router } from 'express';
+import express, { type Response, type Router } from 'express';
+import type { StreamedAnswer } from '../shared/idempotency.ts';
+import { sendValidationProblem } from './routes/versions/render.ts';
 import { authenticate, requireScope } from './filters/authenticate.ts';
 import { refuseBrowserPreflight } from './filters/browserOrigins.ts';
 import { idempotency } from './filters/idempotency.ts';
@@ -54,7 +56,8 @@ export function createApp(deps: Deps): express.Express {
   app.use('/oauth', (req, res, next) => (offered.test(req.path) ? serveOAuth(req, res) : next()));
 
   const v1 = express.Router({ strict: false });
-  v1.use(refuseBrowserPreflight(deps), authenticate(deps), requireScope(deps), idempotency(deps));
+  const renderStreamed = (res: Response, answer: StreamedAnswer) => sendValidationProblem(res, deps.pool, config.errorsBase, answer.validationProblemOf);
+  v1.use(refuseBrowserPreflight(deps), authenticate(deps), requireScope(deps), idempotency(deps, renderStreamed));
   mount(v1, operations.filter((op) => op.surface === 'v1'), deps, '/v1');
   v1.use(notFound());
   app.use('/v1', v1);

@@ -7,7 +7,10 @@ export const IDEMPOTENCY_WINDOW = '24 hours';
 
 export type KeyScope = { accountId: string; mode: Mode; key: string };
 
-export type StoredResponse = { status: number; headers: Record<string, string>; body: Buffer };
+/** An answer kept by reference and rendered again on replay: a version's 422 with every row error. */
+export type StreamedAnswer = { validationProblemOf: string };
+
+export type StoredResponse = { status: number; headers: Record<string, string>; body: Buffer; streamed?: StreamedAnswer };
 
 export type KeyRecord =
   | { state: 'running'; leaseExpired: boolean }
@@ -20,6 +23,7 @@ type Row = {
   response_status: number | null;
   response_headers: Record<string, string> | null;
   response_body: Buffer | null;
+  response_streamed: StreamedAnswer | null;
 };
 
 /**
@@ -32,7 +36,8 @@ export async function claimKey(db: Queryable, scope: KeyScope, owner: string, le
      VALUES ($1, $2, $3, 'running', $4, now() + $5 * interval '1 millisecond')
      ON CONFLICT (account_id, mode, key) DO UPDATE
        SET state = 'running', owner = EXCLUDED.owner, lease_expires_at = EXCLUDED.lease_expires_at,
-           created_at = now(), fingerprint = NULL, response_status = NULL, response_headers = NULL, response_body = NULL
+           created_at = now(), fingerprint = NULL, response_status = NULL, response_headers = NULL, response_body = NULL,
+           response_streamed = NULL
        WHERE (k.state = 'running' AND k.lease_expires_at < now())
           OR k.created_at < now() - interval '${IDEMPOTENCY_WINDOW}'
      RETURNING owner`,
@@ -43,7 +48,8 @@ export async function claimKey(db: Queryable, scope: KeyScope, owner: string, le
 
 export async function readKey(db: Queryable, scope: KeyScope): Promise<KeyRecord | undefined> {
   const { rows } = await db.query<Row>(
-    `SELECT state, lease_expires_at < now() AS lease_expired, fingerprint, response_status, response_headers, response_body
+    `SELECT state, lease_expires_at < now() AS lease_expired, fingerprint, response_status, response_headers, response_body,
+            response_streamed
      FROM idempotency_keys
      WHERE account_id = $1 AND mode = $2 AND key = $3 AND created_at >= now() - interval '${IDEMPOTENCY_WINDOW}'`,
     [scope.accountId, scope.mode, scope.key],
@@ -54,7 +60,12 @@ export async function readKey(db: Queryable, scope: KeyScope): Promise<KeyRecord
   return {
     state: 'done',
     fingerprint: r.fingerprint!,
-    response: { status: r.response_status!, headers: r.response_headers ?? {}, body: r.response_body ?? Buffer.alloc(0) },
+    response: {
+      status: r.response_status!,
+      headers: r.response_headers ?? {},
+      body: r.response_body ?? Buffer.alloc(0),
+      ...(r.response_streamed && { streamed: r.response_streamed }),
+    },
   };
 }
 
@@ -75,7 +86,7 @@ export async function finishKey(
 ): Promise<void> {
   await db.query(
     `UPDATE idempotency_keys
-     SET state = 'done', fingerprint = $5, response_status = $6, response_headers = $7, response_body = $8
+     SET state = 'done', fingerprint = $5, response_status = $6, response_headers = $7, response_body = $8, response_streamed = $9
      WHERE account_id = $1 AND mode = $2 AND key = $3 AND owner = $4`,
     [
       scope.accountId,
@@ -86,6 +97,7 @@ export async function finishKey(
       outcome.response.status,
       JSON.stringify(outcome.response.headers),
       outcome.response.body,
+      outcome.response.streamed ? JSON.stringify(outcome.response.streamed) : null,
     ],
   );
 }

@@ -6,10 +6,12 @@
 // the first runs, then drains its own body to fingerprint it: the same fingerprint replays the
 // kept answer byte for byte, another one is refused with 422 `idempotency-key-reused`. A 5xx, or
 // an answer given before the body was read, is not kept: the key is released and the next
-// request (a waiter included) runs afresh.
+// request (a waiter included) runs afresh. An answer too large to hold (a 422 with every row error
+// of a huge file) is kept by reference before it streams out (keepStreamedAnswer) and rendered
+// again from the same stored rows on replay.
 import { createHash, randomUUID } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
-import { claimKey, extendLease, finishKey, type KeyScope, readKey, releaseKey, type StoredResponse } from '../../shared/idempotency.ts';
+import { claimKey, extendLease, finishKey, type KeyScope, readKey, releaseKey, type StoredResponse, type StreamedAnswer } from '../../shared/idempotency.ts';
 import { Problem } from '../../shared/problems.ts';
 import type { Deps } from '../operation.ts';
 import { isMutating } from '../operation.ts';
@@ -54,9 +56,10 @@ function fingerprintOf(req: Request, bodyDigest: string): Buffer {
 
 /**
  * Holds back the response until `record` has stored it, then sends the same bytes. Mutating
- * endpoints answer small JSON documents, so the body is collected whole.
+ * endpoints answer small JSON documents, so the body is collected whole; the one that may be
+ * large is kept by reference instead (`release` ends the capture before it streams).
  */
-function captureResponse(res: Response, record: (response: StoredResponse) => Promise<void>): void {
+function captureResponse(res: Response, record: (response: StoredResponse) => Promise<void>): { release(): void } {
   const chunks: Buffer[] = [];
   const write = res.write;
   const end = res.end;
@@ -75,26 +78,50 @@ function captureResponse(res: Response, record: (response: StoredResponse) => Pr
     else if (chunk !== undefined && chunk !== null) chunks.push(toBuffer(chunk, encoding));
     if (typeof encoding === 'function') callback = encoding;
     const body = Buffer.concat(chunks);
-    const headers: Record<string, string> = {};
-    for (const name of KEPT_HEADERS) {
-      const value = res.getHeader(name);
-      if (value !== undefined) headers[name] = String(value);
-    }
-    void record({ status: res.statusCode, headers, body }).finally(() => {
+    void record({ status: res.statusCode, headers: keptHeaders(res), body }).finally(() => {
       res.write = write;
       res.end = end;
       (end as (body: Buffer, cb?: () => void) => Response).call(res, body, callback as (() => void) | undefined);
     });
     return res;
   } as Response['end'];
+
+  return {
+    release: () => {
+      res.write = write;
+      res.end = end;
+    },
+  };
 }
 
-function replay(res: Response, response: StoredResponse): void {
+function keptHeaders(res: Response): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name of KEPT_HEADERS) {
+    const value = res.getHeader(name);
+    if (value !== undefined) headers[name] = String(value);
+  }
+  return headers;
+}
+
+/** Renders an answer kept by reference (a version's 422), for a replay. */
+export type StreamedAnswerRenderer = (res: Response, answer: StreamedAnswer) => Promise<void>;
+
+async function replay(res: Response, response: StoredResponse, renderStreamed: StreamedAnswerRenderer): Promise<void> {
   res.status(response.status).set(response.headers).set('Idempotent-Replayed', 'true');
+  if (response.streamed) return renderStreamed(res, response.streamed);
   res.end(response.body);
 }
 
-export function idempotency({ config, pool, log }: Deps): RequestHandler {
+/**
+ * Keeps the answer about to be streamed (status and headers set) by reference instead of by its
+ * bytes, and stops capturing it. Outside the idempotency filter (no key), it does nothing.
+ */
+export async function keepStreamedAnswer(res: Response, answer: StreamedAnswer): Promise<void> {
+  const keep = res.locals['keepStreamedAnswer'] as ((answer: StreamedAnswer) => Promise<void>) | undefined;
+  await keep?.(answer);
+}
+
+export function idempotency({ config, pool, log }: Deps, renderStreamed: StreamedAnswerRenderer): RequestHandler {
   const leaseMs = config.idempotencyLeaseMs;
 
   const runAndKeep = (req: Request, res: Response, scope: KeyScope, owner: string, body: ReturnType<typeof tapBody>) => {
@@ -102,7 +129,7 @@ export function idempotency({ config, pool, log }: Deps): RequestHandler {
       extendLease(pool, scope, owner, leaseMs).catch((error) => log.warn({ err: error }, 'idempotency lease not extended'));
     }, leaseMs / 3);
     heartbeat.unref();
-    captureResponse(res, async (response) => {
+    const keep = async (response: StoredResponse) => {
       clearInterval(heartbeat);
       const digest = body.digest();
       try {
@@ -112,7 +139,12 @@ export function idempotency({ config, pool, log }: Deps): RequestHandler {
         // The answer still goes out; the key's lease runs out and a retry runs afresh.
         log.error({ err: error }, 'idempotency record not stored');
       }
-    });
+    };
+    const capture = captureResponse(res, keep);
+    res.locals['keepStreamedAnswer'] = async (streamed: StreamedAnswer) => {
+      capture.release();
+      await keep({ status: res.statusCode, headers: keptHeaders(res), body: Buffer.alloc(0), streamed });
+    };
   };
 
   return async (req, res, next) => {
@@ -155,7 +187,7 @@ export function idempotency({ config, pool, log }: Deps): RequestHandler {
       const record = await readKey(pool, scope);
       if (record?.state === 'done') {
         const fingerprint = fingerprintOf(req, await body.drain());
-        if (fingerprint.equals(record.fingerprint)) return replay(res, record.response);
+        if (fingerprint.equals(record.fingerprint)) return replay(res, record.response, renderStreamed);
         return sendProblem(
           res,
           new Problem(

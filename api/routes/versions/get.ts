@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { findVersion, versionNotFound } from '../../../shared/versions.ts';
 import { defineOperation } from '../../operation.ts';
 import { tenantOf } from '../../principal.ts';
+import { StreamedJson } from '../../streamedJson.ts';
 import { renderVersion, VersionSchema } from './render.ts';
 
 export default defineOperation({
@@ -18,6 +19,7 @@ export default defineOperation({
   async handle({ res, deps, params }) {
     const version = await findVersion(deps.pool, tenantOf(res), params.id, params.versionId);
     if (!version) throw versionNotFound(params.versionId);
-    res.json(await renderVersion(deps.pool, version, deps.config.errorsBase));
+    const streamed = new StreamedJson();
+    await streamed.send(res, renderVersion(deps.pool, version, deps.config.errorsBase, streamed));
   },
 });

@@ -4,6 +4,7 @@ import { defineOperation } from '../../operation.ts';
 import { tenantOf } from '../../principal.ts';
 import { listOf, PaginationQuery } from '../../schemas.ts';
 import { DatasetIdParams } from '../datasets/schemas.ts';
+import { StreamedJson } from '../../streamedJson.ts';
 import { renderVersion, VersionSchema } from './render.ts';
 
 export default defineOperation({
@@ -22,7 +23,9 @@ export default defineOperation({
     const dataset = await findDataset(deps.pool, tenantOf(res), params.id);
     if (!dataset) throw datasetNotFound(params.id);
     const page = await listVersions(deps.pool, dataset.id, query);
-    const data = await Promise.all(page.versions.map((v) => renderVersion(deps.pool, v, deps.config.errorsBase)));
-    res.json({ object: 'list', data, nextCursor: page.nextCursor });
+    // A failed version's errors stream in when the page is sent, one version after another.
+    const streamed = new StreamedJson();
+    const data = page.versions.map((v) => renderVersion(deps.pool, v, deps.config.errorsBase, streamed));
+    await streamed.send(res, { object: 'list', data, nextCursor: page.nextCursor });
   },
 });

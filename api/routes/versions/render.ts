@@ -1,8 +1,12 @@
 // The version object and its 422 problem document, as the API shows them.
+import type { Response } from 'express';
 import { z } from 'zod';
-import type { Queryable } from '../../../shared/db.ts';
+import type { Pool } from '../../../shared/db.ts';
 import { Problem, problemTypes } from '../../../shared/problems.ts';
-import { type VersionRecord, versionErrors } from '../../../shared/versions.ts';
+import { writeVersionErrorsJson } from '../../../shared/versionErrorsJson.ts';
+import { type VersionRecord, versionForBuild } from '../../../shared/versions.ts';
+import { PROBLEM_CONTENT_TYPE } from '../../problemResponses.ts';
+import { StreamedJson } from '../../streamedJson.ts';
 
 export const RowErrorSchema = z.object({
   row: z.number().int().meta({ description: 'Row number as a spreadsheet shows it; the header is row 1.' }),
@@ -26,8 +30,11 @@ export const VersionSchema = z
   })
   .meta({ id: 'Version' });
 
-/** The problem of a failed version: 422 ingest-validation-failed with every row error, or a 500. */
-export async function versionProblem(db: Queryable, version: VersionRecord, errorsBase: string): Promise<Record<string, unknown> | null> {
+/**
+ * The problem of a failed version: 422 ingest-validation-failed with every row error (streamed in
+ * when the document is sent: see StreamedJson), or a 500.
+ */
+export function versionProblem(pool: Pool, version: VersionRecord, errorsBase: string, streamed: StreamedJson): Record<string, unknown> | null {
   const stored = version.problem;
   if (version.status !== 'failed' || !stored) return null;
   const t = problemTypes[stored.type];
@@ -37,12 +44,12 @@ export async function versionProblem(db: Queryable, version: VersionRecord, erro
     status: t.status,
     detail: stored.detail,
     instance: version.requestPath,
-    ...(stored.type === 'ingest-validation-failed' && { errors: await versionErrors(db, version.id) }),
+    ...(stored.type === 'ingest-validation-failed' && { errors: streamed.array((sink) => writeVersionErrorsJson(pool, version.id, sink)) }),
     versionId: version.id,
   };
 }
 
-export async function renderVersion(db: Queryable, version: VersionRecord, errorsBase: string) {
+export function renderVersion(pool: Pool, version: VersionRecord, errorsBase: string, streamed: StreamedJson) {
   return {
     id: version.id,
     object: 'version' as const,
@@ -51,15 +58,28 @@ export async function renderVersion(db: Queryable, version: VersionRecord, error
     rowCount: version.rowCount,
     contributingRowCount: version.contributingRowCount,
     progress: { rowsProcessed: version.rowsProcessed, bytesProcessed: version.bytesProcessed, bytesTotal: version.bytesTotal },
-    problem: await versionProblem(db, version, errorsBase),
+    problem: versionProblem(pool, version, errorsBase, streamed),
     createdAt: version.createdAt.toISOString(),
     completedAt: version.completedAt?.toISOString() ?? null,
   };
 }
 
-/** The failed version's problem as something to throw (rendered at the request path). */
+/** A failed version's problem without row errors (a 500) as something to throw. */
 export function problemOf(document: Record<string, unknown>): Problem {
   const { type, title: _title, status: _status, detail, instance: _instance, ...extensions } = document;
   const name = String(type).split('/').at(-1) as 'ingest-validation-failed' | 'internal';
   return new Problem(name, String(detail), { extensions });
+}
+
+/**
+ * Sends a version's 422 (every row error, streamed): the answer to the version's creation, and its
+ * replay for the same Idempotency-Key, which renders the same bytes from the same stored rows.
+ */
+export async function sendValidationProblem(res: Response, pool: Pool, errorsBase: string, versionId: string): Promise<void> {
+  const version = await versionForBuild(pool, versionId);
+  const streamed = new StreamedJson();
+  const problem = version && versionProblem(pool, version, errorsBase, streamed);
+  if (!problem || problem['status'] !== 422) throw new Error(`version ${versionId} has no validation problem`);
+  res.status(422).type(PROBLEM_CONTENT_TYPE);
+  await streamed.send(res, problem);
 }

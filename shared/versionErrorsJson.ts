@@ -1,0 +1,57 @@
+// A failed version's row errors as the elements of a JSON array, streamed from PostgreSQL with
+// COPY: a file with millions of bad rows is answered with memory that does not grow with it.
+// Each element is built in SQL exactly as JSON.stringify would write {row, field, code, message}.
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { to as copyTo } from 'pg-copy-streams';
+import type { Pool } from './db.ts';
+
+const VERSION_ID = /^ver_[0-9a-z]{20}$/;
+
+/** COPY takes no parameters: the id is checked against our id format before it is inlined. One
+ * element per line, sent as CSV with a delimiter and quote JSON never contains (nothing escaped). */
+function errorsCopySql(versionId: string): string {
+  if (!VERSION_ID.test(versionId)) throw new Error(`not a version id: ${versionId}`);
+  return `COPY (SELECT '{"row":' || row_number || ',"field":' || to_json(field)::text || ',"code":' || to_json(code)::text
+      || ',"message":' || to_json(message)::text || '}'
+    FROM version_errors WHERE version_id = '${versionId}' ORDER BY row_number, seq)
+    TO STDOUT WITH (FORMAT csv, DELIMITER E'\\x02', QUOTE E'\\x01')`;
+}
+
+/**
+ * Turns COPY's lines into comma-separated elements: JSON text has no raw newline, so every newline
+ * ends an element; the last one is held back and dropped at the end.
+ */
+function linesToElements(): Transform {
+  let held: number | undefined;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      const out = Buffer.allocUnsafe(chunk.length);
+      let n = 0;
+      if (held !== undefined) out[n++] = held;
+      for (let i = 0; i < chunk.length - 1; i++) out[n++] = chunk[i] === 0x0a ? 0x2c : chunk[i]!;
+      held = chunk.length > 0 ? (chunk[chunk.length - 1] === 0x0a ? 0x2c : chunk[chunk.length - 1]) : held;
+      done(null, out.subarray(0, n));
+    },
+    flush(done) {
+      // `held` is the comma that ended the last element.
+      done();
+    },
+  });
+}
+
+/** Writes the version's row errors (the inside of the array, no brackets) to `sink`, which stays open. */
+export async function writeVersionErrorsJson(pool: Pool, versionId: string, sink: NodeJS.WritableStream): Promise<void> {
+  const client = await pool.connect();
+  let failure: Error | undefined;
+  try {
+    const rows: Readable = client.query(copyTo(errorsCopySql(versionId)));
+    await pipeline(rows, linesToElements(), sink, { end: false });
+  } catch (error) {
+    failure = error as Error;
+    throw error;
+  } finally {
+    // A COPY cut short (the reader went away) leaves the connection mid-protocol: drop it.
+    client.release(failure);
+  }
+}
