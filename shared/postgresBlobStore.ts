@@ -2,7 +2,7 @@
 // written and read as streams, so no file is ever held whole in memory or on local disk, and
 // every process on any machine sees it.
 import { createHash } from 'node:crypto';
-import type { QueryConfig } from 'pg';
+import { to as copyTo } from 'pg-copy-streams';
 import type { BlobSource, BlobStore } from './blobStore.ts';
 import { type StoredBlob, TooLarge } from './blobs.ts';
 import type { Pool, Queryable } from './db.ts';
@@ -50,22 +50,69 @@ async function writeBlob(db: Queryable, source: BlobSource, maxBytes: number): P
 }
 
 /**
- * The blob's bytes, chunk by chunk (one query each, so memory holds one chunk at a time). The
- * result comes in binary format: as text, bytea arrives hex-encoded, twice its size, to be decoded.
+ * The blob's bytes as they stream from one `COPY … TO STDOUT (FORMAT binary)` of its chunks: raw
+ * bytes (a bytea in a query result would be decoded as UTF-8 by node-postgres and encoded back,
+ * which breaks bytes that are not UTF-8 and characters split across two chunks), read ahead
+ * while the caller works, with the stream's backpressure bounding memory. Stopping early
+ * discards the connection (it is mid-COPY).
  */
-async function* readBlob(db: Queryable, id: string): AsyncGenerator<Buffer> {
-  for (let seq = 0; ; seq++) {
-    // Binary results, and the raw bytes handed back as they arrive (`binary` is a node-postgres
-    // option that @types/pg does not declare).
-    const query = {
-      text: 'SELECT data FROM blob_chunks WHERE blob_id = $1 AND seq = $2',
-      values: [id, seq],
-      binary: true,
-      types: { getTypeParser: () => (raw: Buffer) => raw },
-    };
-    const { rows } = await db.query<{ data: Buffer }>(query as QueryConfig);
-    if (!rows[0]) return;
-    yield rows[0].data;
+async function* readBlob(pool: Pool, id: string): AsyncGenerator<Buffer> {
+  const client = await pool.connect();
+  let finished = false;
+  try {
+    const copy = client.query(copyTo(`COPY (SELECT data FROM blob_chunks WHERE blob_id = ${client.escapeLiteral(id)} ORDER BY seq) TO STDOUT (FORMAT binary)`));
+    yield* copyFieldBytes(copy);
+    finished = true;
+  } finally {
+    client.release(finished ? undefined : new Error('blob read stopped'));
+  }
+}
+
+/**
+ * The bytes of the one field of each row of a binary COPY stream, in pieces as they arrive.
+ * Format: signature (11 bytes), flags (4), header extension (4 + its length); each row a field
+ * count (2), then per field its length (4) and bytes; -1 as field count at the end.
+ */
+export async function* copyFieldBytes(stream: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  let skip = 11 + 4; // signature and flags
+  let want: 'extension' | 'fields' | 'length' | 'data' = 'extension';
+  let dataLeft = 0;
+  let small = Buffer.alloc(0); // a field count or length split across chunks
+  for await (let chunk of stream) {
+    while (chunk.length > 0) {
+      if (skip > 0) {
+        const n = Math.min(skip, chunk.length);
+        skip -= n;
+        chunk = chunk.subarray(n);
+        continue;
+      }
+      if (want === 'data') {
+        const n = Math.min(dataLeft, chunk.length);
+        yield chunk.subarray(0, n);
+        dataLeft -= n;
+        chunk = chunk.subarray(n);
+        if (dataLeft === 0) want = 'fields';
+        continue;
+      }
+      const size: number = want === 'fields' ? 2 : 4;
+      const n = Math.min(size - small.length, chunk.length);
+      small = Buffer.concat([small, chunk.subarray(0, n)]);
+      chunk = chunk.subarray(n);
+      if (small.length < size) continue;
+      const value: number = size === 2 ? small.readInt16BE(0) : small.readInt32BE(0);
+      small = Buffer.alloc(0);
+      if (want === 'extension') {
+        skip = value;
+        want = 'fields';
+      } else if (want === 'fields') {
+        if (value === -1) return;
+        if (value !== 1) throw new Error(`blob COPY: ${value} fields in a row`);
+        want = 'length';
+      } else {
+        dataLeft = value;
+        want = value > 0 ? 'data' : 'fields';
+      }
+    }
   }
 }
 

@@ -136,7 +136,11 @@ export async function parseContracts(options: {
     yield* copy.finish();
   }
 
-  await pipeline(Readable.from(copyRows(), { objectMode: false }), options.sink, ...(options.signal ? [{ signal: options.signal }] : []));
+  try {
+    await pipeline(Readable.from(copyRows(), { objectMode: false }), options.sink, ...(options.signal ? [{ signal: options.signal }] : []));
+  } finally {
+    await iterator.return?.(); // a source stopped early lets go of what it holds (a connection)
+  }
   if (!validator && !stopped && rows === 0) {
     report({ row: 1, field: '*', code: 'empty_file', message: 'The file is empty.' });
   }
