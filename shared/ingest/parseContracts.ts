@@ -33,7 +33,7 @@ export function detectDelimiter(headerLine: string): string {
   return best;
 }
 
-export async function parseContracts(options: {
+type ParseOptions = {
   source: AsyncIterable<Buffer>;
   versionId: string;
   sink: Writable;
@@ -44,10 +44,26 @@ export async function parseContracts(options: {
   progress?: (rows: number, bytes: number) => void;
   /** Aborts the parse (and the COPY it feeds). */
   signal?: AbortSignal;
-}): Promise<ParseOutcome> {
+};
+
+export async function parseContracts(options: ParseOptions): Promise<ParseOutcome> {
+  const iterator = options.source[Symbol.asyncIterator]();
+  try {
+    return await parse(options, iterator);
+  } catch (error) {
+    // A COPY left open would hold its connection: whatever failed (the source too), end it.
+    // (The COPY answers with the same error, which is already being thrown.)
+    options.sink.on('error', () => {});
+    options.sink.destroy(error as Error);
+    throw error;
+  } finally {
+    await iterator.return?.(); // a source stopped early lets go of what it holds (a connection)
+  }
+}
+
+async function parse(options: ParseOptions, iterator: AsyncIterator<Buffer>): Promise<ParseOutcome> {
   const { versionId, report } = options;
   const copy = new BinaryCopyWriter();
-  const iterator = options.source[Symbol.asyncIterator]();
 
   // Read enough to see the header line, then decide the delimiter.
   const head: Buffer[] = [];
@@ -136,11 +152,7 @@ export async function parseContracts(options: {
     yield* copy.finish();
   }
 
-  try {
-    await pipeline(Readable.from(copyRows(), { objectMode: false }), options.sink, ...(options.signal ? [{ signal: options.signal }] : []));
-  } finally {
-    await iterator.return?.(); // a source stopped early lets go of what it holds (a connection)
-  }
+  await pipeline(Readable.from(copyRows(), { objectMode: false }), options.sink, ...(options.signal ? [{ signal: options.signal }] : []));
   if (!validator && !stopped && rows === 0) {
     report({ row: 1, field: '*', code: 'empty_file', message: 'The file is empty.' });
   }
