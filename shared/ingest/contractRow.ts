@@ -19,34 +19,51 @@ export function mapHeader(header: string[]): ColumnMap {
 }
 
 const currencies = new Set(Intl.supportedValuesOf('currency'));
-const AMOUNT = /^-?\d{1,18}(\.\d{1,2})?$/;
-
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 const digit = (value: string, i: number) => value.charCodeAt(i) - 48;
 const isDigit = (value: string, i: number) => value.charCodeAt(i) - 48 >>> 0 < 10;
+const DATE_DIGITS = [0, 1, 2, 3, 5, 6, 8, 9];
 
-/** A real calendar date YYYY-MM-DD, read by arithmetic: [day number, month number], or undefined. */
-function readDate(value: string): [day: number, month: number] | undefined {
-  if (value.length !== 10 || value.charCodeAt(4) !== 45 || value.charCodeAt(7) !== 45) return undefined;
-  for (const i of DATE_DIGITS) if (!isDigit(value, i)) return undefined;
+/** A date: its day number (days since 1970-01-01) and month number (year × 12 + month − 1). */
+type ReadDate = { day: number; month: number };
+
+/** Reads a real calendar date YYYY-MM-DD by arithmetic into `into`; false if it is not one. */
+function readDate(value: string, into: ReadDate): boolean {
+  if (value.length !== 10 || value.charCodeAt(4) !== 45 || value.charCodeAt(7) !== 45) return false;
+  for (const i of DATE_DIGITS) if (!isDigit(value, i)) return false;
   const year = digit(value, 0) * 1000 + digit(value, 1) * 100 + digit(value, 2) * 10 + digit(value, 3);
   const month = digit(value, 5) * 10 + digit(value, 6);
   const day = digit(value, 8) * 10 + digit(value, 9);
-  if (month < 1 || month > 12 || day < 1) return undefined;
+  if (month < 1 || month > 12 || day < 1) return false;
   const leap = month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-  if (day > DAYS_IN_MONTH[month - 1]! + (leap ? 1 : 0)) return undefined;
-  return [dayNumber(year, month, day), year * 12 + month - 1];
+  if (day > DAYS_IN_MONTH[month - 1]! + (leap ? 1 : 0)) return false;
+  into.day = dayNumber(year, month, day);
+  into.month = year * 12 + month - 1;
+  return true;
 }
-const DATE_DIGITS = [0, 1, 2, 3, 5, 6, 8, 9];
 
-/** Cents of an amount that matched AMOUNT and is not negative (inexact past 2^53: the tally checks). */
-function cents(value: string): number {
+const NOT_A_NUMBER = -1;
+const NEGATIVE = -2;
+/**
+ * An amount as the contract allows it (-?, 1 to 18 digits, optionally `.` and 1 or 2 digits):
+ * its cents (inexact past 2^53: the tally checks), or NOT_A_NUMBER, or NEGATIVE for a valid
+ * negative one.
+ */
+function readAmount(value: string): number {
+  const negative = value.charCodeAt(0) === 45;
+  let i = negative ? 1 : 0;
   let whole = 0;
-  let i = 0;
-  for (; i < value.length && value.charCodeAt(i) !== 46; i++) whole = whole * 10 + digit(value, i);
+  const start = i;
+  while (i < value.length && isDigit(value, i)) whole = whole * 10 + digit(value, i++);
+  const digits = i - start;
+  if (digits < 1 || digits > 18) return NOT_A_NUMBER;
   let fraction = 0;
-  if (i < value.length) fraction = value.length - i === 2 ? digit(value, i + 1) * 10 : digit(value, i + 1) * 10 + digit(value, i + 2);
-  return whole * 100 + fraction;
+  if (i < value.length) {
+    const decimals = value.length - i - 1;
+    if (value.charCodeAt(i) !== 46 || decimals < 1 || decimals > 2 || !isDigit(value, i + 1) || (decimals === 2 && !isDigit(value, i + 2))) return NOT_A_NUMBER;
+    fraction = digit(value, i + 1) * 10 + (decimals === 2 ? digit(value, i + 2) : 0);
+  }
+  return negative ? NEGATIVE : whole * 100 + fraction;
 }
 
 // Characters, not UTF-16 units, and only counted when the cheap length says it may be too long.
@@ -69,6 +86,8 @@ export class RowValidator {
   };
   private row = 0;
   private valid = true;
+  private readonly start: ReadDate = { day: 0, month: 0 };
+  private readonly end: ReadDate = { day: 0, month: 0 };
 
   constructor(
     map: ColumnMap,
@@ -127,29 +146,31 @@ export class RowValidator {
       product = null;
     }
     let startDate = this.cell(cells, 'startDate');
-    const start = startDate === null ? undefined : readDate(startDate);
-    if (startDate !== null && !start) {
+    const hasStart = startDate !== null && readDate(startDate, this.start);
+    if (startDate !== null && !hasStart) {
       this.fail('startDate', 'not_a_date', `startDate ${JSON.stringify(startDate)} is not a date YYYY-MM-DD.`);
       startDate = null;
     }
     let endDate = this.cell(cells, 'endDate');
-    const end = endDate === null ? undefined : readDate(endDate);
-    if (endDate !== null && !end) {
+    const hasEnd = endDate !== null && readDate(endDate, this.end);
+    if (endDate !== null && !hasEnd) {
       this.fail('endDate', 'not_a_date', `endDate ${JSON.stringify(endDate)} is not a date YYYY-MM-DD.`);
       endDate = null;
     }
-    if (start && end && end[0] < start[0]) {
+    if (hasStart && hasEnd && this.end.day < this.start.day) {
       this.fail('endDate', 'end_before_start', `endDate ${endDate} is before startDate ${startDate}.`);
     }
     let amount = this.cell(cells, 'amount');
+    let cents = NaN;
     if (amount !== null) {
-      if (!AMOUNT.test(amount)) {
+      const read = readAmount(amount);
+      if (read === NOT_A_NUMBER) {
         this.fail('amount', 'not_a_number', `amount ${JSON.stringify(amount)} is not a decimal number with at most 2 decimals.`);
         amount = null;
-      } else if (amount.charCodeAt(0) === 45 /* - */) {
+      } else if (read === NEGATIVE) {
         this.fail('amount', 'negative', `amount ${amount} is negative.`);
         amount = null;
-      }
+      } else cents = read;
     }
     let currency = this.cell(cells, 'currency');
     if (currency !== null && !currencies.has(currency)) {
@@ -163,11 +184,11 @@ export class RowValidator {
         read.contractId = contractId;
         read.customer = customer!;
         read.product = product;
-        read.startDay = start ? start[0] : NaN;
-        read.startMonth = start ? start[1] : 0;
-        read.endDay = end ? end[0] : NaN;
-        read.endMonth = end ? end[1] : 0;
-        read.cents = amount === null ? NaN : cents(amount);
+        read.startDay = hasStart ? this.start.day : NaN;
+        read.startMonth = this.start.month;
+        read.endDay = hasEnd ? this.end.day : NaN;
+        read.endMonth = this.end.month;
+        read.cents = cents;
         read.currency = currency;
         this.tally.add(read);
       }
@@ -180,8 +201,8 @@ export class RowValidator {
     copy.text(contractId);
     copy.text(customer ?? '');
     copy.text(product);
-    copy.date(start ? start[0] : NaN);
-    copy.date(end ? end[0] : NaN);
+    copy.date(hasStart ? this.start.day : NaN);
+    copy.date(hasEnd ? this.end.day : NaN);
     copy.numeric(amount);
     copy.text(currency);
   }
