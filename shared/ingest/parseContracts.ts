@@ -1,8 +1,8 @@
 // Streams a contract file (CSV bytes) through the CSV reader and the row validator into a binary
 // COPY stream (`COPY contract_rows (COPY_COLUMNS) FROM STDIN (FORMAT binary)`), and counts each
-// valid row into the tally. Every row error goes to `report` as it is
-// found; the caller decides what to keep. Rows are numbered as a spreadsheet shows them: the
-// header is row 1, a blank line keeps its number, a quoted value spanning lines is still one row.
+// valid row into the tally. Every row error goes to `report` as it is found; the caller decides
+// what to keep. Rows are numbered as a spreadsheet shows them: the header is row 1, a blank line
+// keeps its number, a quoted value spanning lines is still one row.
 import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { StringDecoder } from 'node:string_decoder';

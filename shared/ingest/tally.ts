@@ -7,9 +7,13 @@
 // Likewise for contractIds: 53-bit hashes show that no two rows share one, or the build asks SQL.
 import { HashList, hash53, NumberSet } from './numberSet.ts';
 
-/** What the tally may hold before it hands the work to SQL; tests lower them. */
+/**
+ * What the tally may hold before it hands the work to SQL; tests lower them. setSlots bounds the
+ * contractId hashes and the amounts of $167,772.16 and more (8 bytes each): 2^20, 8 MiB, keeps
+ * a file of a million contractIds in Node and a worker far under its memory budget.
+ */
 export type TallyLimits = { customers: number; products: number; pairs: number; runs: number; events: number; setSlots: number };
-export const TALLY_LIMITS: TallyLimits = { customers: 200_000, products: 100_000, pairs: 1_000_000, runs: 2_000_000, events: 1_000_000, setSlots: 1 << 21 };
+export const TALLY_LIMITS: TallyLimits = { customers: 200_000, products: 100_000, pairs: 1_000_000, runs: 2_000_000, events: 1_000_000, setSlots: 1 << 20 };
 
 const MAX_MONTHS = 600;
 const MIN_DAY = -719_528; // 0000-01-01, days since 1970-01-01
