@@ -12,8 +12,13 @@ export type BlobSource = Readable | AsyncIterable<Buffer> | Iterable<Buffer>;
 
 export type BlobStore = {
   readonly kind: 'postgres' | 's3';
-  /** Streams `source` into a new blob; over `maxBytes` it stops, deletes what it wrote and throws 413. */
-  write(source: BlobSource, maxBytes: number): Promise<StoredBlob>;
+  /**
+   * Streams `source` into a new blob; over `maxBytes` it stops, deletes what it wrote and throws
+   * 413. `onCreated` is told the blob's id before its bytes are written.
+   */
+  write(source: BlobSource, maxBytes: number, onCreated?: (blobId: string) => Promise<void>): Promise<StoredBlob>;
+  /** Whether read() may start while the blob is still being written (it follows the writer). */
+  readonly readsWhileWritten?: boolean;
   read(id: string): AsyncIterable<Buffer>;
   delete(id: string): Promise<void>;
   /** Object stores only: a presigned URL the client PUTs a new blob's bytes to, and the blob's id. */

@@ -2,7 +2,7 @@
 // written and read as streams, so no file is ever held whole in memory or on local disk, and
 // every process on any machine sees it.
 import { createHash } from 'node:crypto';
-import type { QueryConfig } from 'pg';
+import { to as copyTo } from 'pg-copy-streams';
 import type { BlobSource, BlobStore } from './blobStore.ts';
 import { type StoredBlob, TooLarge } from './blobs.ts';
 import type { Pool, Queryable } from './db.ts';
@@ -12,10 +12,11 @@ export const CHUNK_BYTES = 1024 * 1024;
 
 /**
  * Streams `source` into a new blob. Over `maxBytes` it stops reading, deletes what it wrote and
- * throws 413. Chunks are written as they fill, one statement each, with autocommit: a blob is
- * only referenced once complete, and an abandoned one is deleted.
+ * throws 413. Chunks are written as they fill, one statement each, with autocommit, so that a
+ * reader may follow the blob while it is written (`onCreated` tells its id as it starts); the
+ * blob is complete once its size is set. An abandoned one is deleted, which tells such a reader.
  */
-async function writeBlob(db: Queryable, source: BlobSource, maxBytes: number): Promise<StoredBlob> {
+async function writeBlob(db: Queryable, source: BlobSource, maxBytes: number, onCreated?: (id: string) => Promise<void>): Promise<StoredBlob> {
   const id = newId('blob');
   const hash = createHash('sha256');
   await db.query('INSERT INTO blobs (id) VALUES ($1)', [id]);
@@ -31,6 +32,7 @@ async function writeBlob(db: Queryable, source: BlobSource, maxBytes: number): P
     await db.query('INSERT INTO blob_chunks (blob_id, seq, data) VALUES ($1, $2, $3)', [id, seq++, data]);
   };
   try {
+    await onCreated?.(id);
     for await (const chunk of source as AsyncIterable<Buffer>) {
       bytes += chunk.length;
       if (bytes > maxBytes) throw new TooLarge(maxBytes);
@@ -49,23 +51,91 @@ async function writeBlob(db: Queryable, source: BlobSource, maxBytes: number): P
   }
 }
 
+/** How long a reader waits for the next chunk of a blob still being written before giving up. */
+const STALL_MS = 60_000;
+const POLL_MS = 10;
+
 /**
- * The blob's bytes, chunk by chunk (one query each, so memory holds one chunk at a time). The
- * result comes in binary format: as text, bytea arrives hex-encoded, twice its size, to be decoded.
+ * The blob's bytes, streamed by `COPY (SELECT data … ORDER BY seq) TO STDOUT (FORMAT binary)`:
+ * raw bytes (a bytea in a query result would be decoded as UTF-8 by node-postgres and encoded
+ * back, which breaks bytes that are not UTF-8 and characters split across two chunks), read
+ * ahead while the caller works, with the stream's backpressure bounding memory. A blob still
+ * being written is followed: each pass copies the chunks written so far, until the blob is
+ * complete; it fails if the blob is deleted (its upload failed) or stalls. Stopping early
+ * discards the connection (it may be mid-COPY).
  */
-async function* readBlob(db: Queryable, id: string): AsyncGenerator<Buffer> {
-  for (let seq = 0; ; seq++) {
-    // Binary results, and the raw bytes handed back as they arrive (`binary` is a node-postgres
-    // option that @types/pg does not declare).
-    const query = {
-      text: 'SELECT data FROM blob_chunks WHERE blob_id = $1 AND seq = $2',
-      values: [id, seq],
-      binary: true,
-      types: { getTypeParser: () => (raw: Buffer) => raw },
-    };
-    const { rows } = await db.query<{ data: Buffer }>(query as QueryConfig);
-    if (!rows[0]) return;
-    yield rows[0].data;
+async function* readBlob(pool: Pool, id: string): AsyncGenerator<Buffer> {
+  const client = await pool.connect();
+  let finished = false;
+  try {
+    let seq = 0;
+    let lastChunkAt = Date.now();
+    for (;;) {
+      const { rows } = await client.query<{ bytes: number | null }>('SELECT bytes FROM blobs WHERE id = $1', [id]);
+      if (!rows[0]) throw new Error(`blob ${id} is gone: its upload did not complete`);
+      const complete = rows[0].bytes !== null; // seen before the pass: the pass gets every chunk
+      const before = seq;
+      const copy = client.query(
+        copyTo(`COPY (SELECT data FROM blob_chunks WHERE blob_id = ${client.escapeLiteral(id)} AND seq >= ${seq} ORDER BY seq) TO STDOUT (FORMAT binary)`),
+      );
+      yield* copyFieldBytes(copy, () => seq++);
+      if (complete) break;
+      if (seq > before) lastChunkAt = Date.now();
+      else if (Date.now() - lastChunkAt > STALL_MS) throw new Error(`blob ${id}: no new bytes for ${STALL_MS / 1000} s`);
+      else await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    }
+    finished = true;
+  } finally {
+    client.release(finished ? undefined : new Error('blob read stopped'));
+  }
+}
+
+/**
+ * The bytes of the one field of each row of a binary COPY stream, in pieces as they arrive.
+ * Format: signature (11 bytes), flags (4), header extension (4 + its length); each row a field
+ * count (2), then per field its length (4) and bytes; -1 as field count at the end.
+ */
+export async function* copyFieldBytes(stream: AsyncIterable<Buffer>, onRow?: () => void): AsyncGenerator<Buffer> {
+  let skip = 11 + 4; // signature and flags
+  let want: 'extension' | 'fields' | 'length' | 'data' = 'extension';
+  let dataLeft = 0;
+  let small = Buffer.alloc(0); // a field count or length split across chunks
+  for await (let chunk of stream) {
+    while (chunk.length > 0) {
+      if (skip > 0) {
+        const n = Math.min(skip, chunk.length);
+        skip -= n;
+        chunk = chunk.subarray(n);
+        continue;
+      }
+      if (want === 'data') {
+        const n = Math.min(dataLeft, chunk.length);
+        yield chunk.subarray(0, n);
+        dataLeft -= n;
+        chunk = chunk.subarray(n);
+        if (dataLeft === 0) want = 'fields';
+        continue;
+      }
+      const size: number = want === 'fields' ? 2 : 4;
+      const n = Math.min(size - small.length, chunk.length);
+      small = Buffer.concat([small, chunk.subarray(0, n)]);
+      chunk = chunk.subarray(n);
+      if (small.length < size) continue;
+      const value: number = size === 2 ? small.readInt16BE(0) : small.readInt32BE(0);
+      small = Buffer.alloc(0);
+      if (want === 'extension') {
+        skip = value;
+        want = 'fields';
+      } else if (want === 'fields') {
+        if (value === -1) return;
+        if (value !== 1) throw new Error(`blob COPY: ${value} fields in a row`);
+        onRow?.();
+        want = 'length';
+      } else {
+        dataLeft = value;
+        want = value > 0 ? 'data' : 'fields';
+      }
+    }
   }
 }
 
@@ -76,7 +146,8 @@ async function deleteBlob(db: Queryable, id: string): Promise<void> {
 export function createPostgresBlobStore(pool: Pool): BlobStore {
   return {
     kind: 'postgres',
-    write: (source, maxBytes) => writeBlob(pool, source, maxBytes),
+    write: (source, maxBytes, onCreated) => writeBlob(pool, source, maxBytes, onCreated),
+    readsWhileWritten: true,
     read: (id) => readBlob(pool, id),
     delete: (id) => deleteBlob(pool, id),
     close: async () => {},

@@ -2,6 +2,7 @@
 // inside the build's transaction, stored with the version, and each read back with one query.
 import type { Queryable } from './db.ts';
 import type { Tenant } from './datasets.ts';
+import type { TallyResult } from './ingest/tally.ts';
 
 const CONTRIBUTING = 'start_date IS NOT NULL AND end_date IS NOT NULL AND amount > 0 AND currency IS NOT NULL';
 
@@ -120,6 +121,26 @@ export async function computeReads(
     [versionId, known.distinctContractIds],
   );
   return { rowCount: rows[0]!.total, contributing: rows[0]!.contributing };
+}
+
+/**
+ * Stores the reads the build tallied in Node as the rows streamed (shared/ingest/tally.ts): the
+ * same documents computeReads makes in SQL, without reading the rows back.
+ */
+export async function storeReads(db: Queryable, versionId: string, reads: TallyResult): Promise<{ rowCount: number; contributing: number }> {
+  const m = reads.monthly;
+  await db.query(
+    `INSERT INTO version_monthly (version_id, currency, month, active_contracts, active_customers, mrr, new_customers, churned_customers)
+     SELECT $1, * FROM unnest($2::text[], $3::date[], $4::bigint[], $5::bigint[], $6::numeric[], $7::bigint[], $8::bigint[])`,
+    [versionId, m.currency, m.month, m.contracts, m.customers, m.mrr, m.newCustomers, m.churned],
+  );
+  await db.query('INSERT INTO version_reads (version_id, rows, currencies, catalog) VALUES ($1, $2, $3, $4)', [
+    versionId,
+    JSON.stringify(reads.rows),
+    JSON.stringify(reads.currencies),
+    JSON.stringify(reads.catalog),
+  ]);
+  return { rowCount: reads.rows.total, contributing: reads.rows.contributing };
 }
 
 const monthStart = (month: string | undefined) => (month ? `${month}-01` : null);

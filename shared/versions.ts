@@ -71,7 +71,7 @@ export const versionNotFound = (id: string) => new Problem('not-found', `No vers
 export async function createVersion(
   client: Client,
   boss: PgBoss,
-  input: { datasetId: string; blobId: string; bytesTotal: number; requestPath: string; uploadId?: string },
+  input: { datasetId: string; blobId: string; bytesTotal: number | null; requestPath: string; uploadId?: string },
 ): Promise<VersionRecord> {
   const { rows } = await client.query<Row>(
     `INSERT INTO versions AS v (id, dataset_id, status, blob_id, upload_id, request_path, bytes_total)
@@ -82,6 +82,19 @@ export async function createVersion(
   // The dataset is the job's group: one build per dataset at a time, in creation order.
   await boss.send(queues.buildVersion, { versionId: version.id }, { db: inTransaction(client), group: { id: input.datasetId } });
   return version;
+}
+
+/** A version created while its file streamed in: the file's size, once known. */
+export async function recordBytesTotal(db: Queryable, versionId: string, bytes: number): Promise<void> {
+  await db.query('UPDATE versions SET bytes_total = $2 WHERE id = $1', [versionId, bytes]);
+}
+
+/**
+ * Removes a version whose file never arrived whole (the request failed while streaming it), as
+ * if it had never been created; a build that started on it fails and its job ends.
+ */
+export async function deleteVersion(db: Queryable, versionId: string): Promise<void> {
+  await db.query('DELETE FROM versions WHERE id = $1', [versionId]);
 }
 
 export async function findVersion(db: Queryable, tenant: Tenant, datasetId: string, versionId: string): Promise<VersionRecord | undefined> {

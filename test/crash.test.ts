@@ -14,7 +14,8 @@ describe('a worker killed mid-build', function () {
   it('when the worker gets SIGKILL while building, then another worker retries the job and no read ever shows partial data', async () => {
     const { key } = await svc.tenant();
     const ds = await newDataset(svc, key);
-    const rows = 300_000;
+    // Big enough that the build is still running when the worker is killed (builds run ~300k rows/s).
+    const rows = 1_500_000;
     const worker = () => startScript('worker/main.ts', svc.childEnv, /worker started/);
     const first = await worker();
 

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { buildNow, codes, HEADER, newDataset, postCsv } from './support/ingest.ts';
 import { eventually } from './support/eventually.ts';
+import { CHUNK_BYTES } from '../shared/postgresBlobStore.ts';
 import { startService, type TestService } from './support/service.ts';
 
 describe('ingest: versions from CSV files', () => {
@@ -99,6 +100,16 @@ describe('ingest: versions from CSV files', () => {
     expect(codes(await rejected('\n\n'))).to.deep.equal(['1:*:empty_file']);
     const latin1 = Buffer.concat([Buffer.from('customer,amount\nOk,1\nM'), Buffer.from([0xfc]), Buffer.from('ller,2\nAlso ok,3\n')]);
     expect(codes(await rejected(latin1))).to.deep.equal(['3:*:not_utf8']);
+  });
+
+  it('when a stored file has bytes that are not UTF-8 and a character split across two chunks, then it reads back byte for byte', async () => {
+    const bytes = Buffer.concat([Buffer.alloc(CHUNK_BYTES - 1, 'a'), Buffer.from('é,'), Buffer.from([0xff, 0xfe, 0x00, 0x0a]), Buffer.alloc(10, 'b')]);
+    // The first stored chunk ends inside "é".
+    const blob = await svc.blobs.write([bytes.subarray(0, CHUNK_BYTES), bytes.subarray(CHUNK_BYTES)], 10 * CHUNK_BYTES);
+    const back: Buffer[] = [];
+    for await (const chunk of svc.blobs.read(blob.id)) back.push(chunk);
+    expect(Buffer.concat(back).equals(bytes)).to.equal(true);
+    await svc.blobs.delete(blob.id);
   });
 
   it('when a valid row lacks a gating field or has amount 0, then it is stored, contributes nothing and is counted as excluded', async () => {

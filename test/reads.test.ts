@@ -1,6 +1,43 @@
 import { expect } from 'chai';
 import { HEADER, newDataset, postCsv } from './support/ingest.ts';
 import { startService, type TestService } from './support/service.ts';
+import type { Queryable } from '../shared/db.ts';
+import { computeReads } from '../shared/reads.ts';
+import { TALLY_LIMITS } from '../shared/ingest/tally.ts';
+import { findDuplicates } from '../shared/ingest/duplicates.ts';
+import { eventually } from './support/eventually.ts';
+import { contractsCsv } from './support/contracts.ts';
+
+// Rows that exercise every figure: several currencies, customers in two currencies, overlapping,
+// adjacent and separate terms, a term over 600 months, excluded rows of each kind, amounts with
+// leading zeros and one decimal, products that sort differently by bytes than by UTF-16 units.
+const TRICKY_ROWS = [
+  'e1,Ann,Pro,2024-01-15,2024-03-14,100.5,EUR',
+  'e2,Ann,Pro,2024-03-15,2024-06-30,0099.99,EUR', // adjacent to e1's months: one run
+  'e3,Ann,Team,2024-09-01,2024-09-30,10,EUR', // after a gap: churn, then back (not new)
+  'e4,Bob,,2024-02-29,2024-02-29,0.01,EUR',
+  'e5,Bob,Pro,2024-02-01,2025-01-31,1200.00,USD',
+  'e6,Cy,Pro,2000-01-01,2099-12-31,1000000.00,USD', // longer than 600 months
+  'e7,Dee,Zeta,,2024-05-01,10.00,EUR', // no startDate
+  'e8,Dee,Zeta,2024-01-01,,10.00,EUR', // no endDate
+  'e9,Dee,\uFF5Eproduct,2024-01-01,2024-02-01,0,EUR', // amount 0
+  'e10,Dee,\u{1F600}product,2024-01-01,2024-02-01,,EUR', // no amount
+  'e11,Eve,Pro,2024-01-01,2024-02-01,5.00,', // no currency
+  ',Fay,,2023-12-31,2024-01-01,3.33,GBP', // no contractId
+  'e12,Gus,Pro,2024-01-31,2024-03-01,7.77,GBP',
+  'e13,Gus,Pro,2024-02-15,2024-02-20,7.77,GBP', // inside e12's months
+];
+
+/** The stored reads of a version, as the API's reads would serve them. */
+async function storedReads(db: Queryable, versionId: string) {
+  const reads = await db.query('SELECT rows, currencies, catalog FROM version_reads WHERE version_id = $1', [versionId]);
+  const monthly = await db.query(
+    `SELECT currency, to_char(month, 'YYYY-MM') AS month, active_contracts, active_customers, round(mrr, 2)::text AS mrr, new_customers, churned_customers
+     FROM version_monthly WHERE version_id = $1 ORDER BY currency, month`,
+    [versionId],
+  );
+  return { ...reads.rows[0], monthly: monthly.rows };
+}
 
 describe('metrics and catalog', () => {
   let svc: TestService;
@@ -108,5 +145,72 @@ describe('metrics and catalog', () => {
       { product: 'Lite', contracts: 1, customers: 1 },
       { product: 'Pro', contracts: 2, customers: 2 },
     ]);
+  });
+
+  it('when amounts and dates come in every shape the contract allows, then they are stored exactly (binary COPY)', async () => {
+    const amounts = ['0', '0.5', '0.05', '7', '007.50', '10000', '10000.01', '9999.99', '123456789012345678.99', '100000000.1', '00.00'];
+    const stored = ['0.00', '0.50', '0.05', '7.00', '7.50', '10000.00', '10000.01', '9999.99', '123456789012345678.99', '100000000.10', '0.00'];
+    const dates = ['0001-01-01', '1999-12-31', '2000-01-01', '2000-02-29', '1970-01-01', '9999-12-31'];
+    const csv = [HEADER, ...amounts.map((a, i) => `s${i},S,,${dates[i % dates.length]},${dates[i % dates.length]},${a},EUR`)].join('\n');
+    const ds = await newDataset(svc, key);
+    const reply = await postCsv(svc, key, ds, csv);
+    expect(reply.status, reply.text).to.equal(201);
+    const { rows } = await svc.db.query(
+      `SELECT amount::text AS amount, start_date::text AS day FROM contract_rows WHERE version_id = $1 ORDER BY row_number`,
+      [reply.json.id],
+    );
+    expect(rows.map((r) => r.amount)).to.deep.equal(stored);
+    expect(rows.map((r) => r.day)).to.deep.equal(amounts.map((_, i) => dates[i % dates.length]));
+  });
+
+  describe('counted in Node while the rows stream', () => {
+    for (const [name, csv] of [
+      ['tricky rows', [HEADER, ...TRICKY_ROWS].join('\n')],
+      ['5,000 generated rows with tricky rows among them', contractsCsv(5000) + TRICKY_ROWS.join('\n')],
+      ['a header and no rows', HEADER],
+    ] as const) {
+      it(`when a version is built from ${name}, then its stored metrics and catalog equal the SQL computation over its stored rows`, async () => {
+        const ds = await newDataset(svc, key);
+        const reply = await postCsv(svc, key, ds, csv);
+        expect(reply.status, reply.text).to.equal(201);
+        const built = new RegExp(`"versionId":"${reply.json.id}"[^\\n]*"readsIn":"node"`);
+        expect(await eventually(() => svc.logs(), (logs) => built.test(logs))).to.match(built);
+        const tallied = await storedReads(svc.db, reply.json.id);
+        expect(tallied.catalog.rowCount).to.equal(csv.trim().split('\n').length - 1);
+        // The SQL path (the fallback when the tally outgrows its limits), over the same stored rows.
+        const client = await svc.db.connect();
+        let fromSql;
+        try {
+          await client.query('BEGIN');
+          await client.query('DELETE FROM version_reads WHERE version_id = $1', [reply.json.id]);
+          await client.query('DELETE FROM version_monthly WHERE version_id = $1', [reply.json.id]);
+          const distinctContractIds = await findDuplicates(client, reply.json.id, () => expect.fail('no duplicates'));
+          await computeReads(client, reply.json.id, { distinctContractIds });
+          fromSql = await storedReads(client, reply.json.id);
+        } finally {
+          await client.query('ROLLBACK');
+          client.release();
+        }
+        expect(tallied).to.deep.equal(fromSql);
+      });
+    }
+
+    it('when the rows outgrow what the tally may hold, then the build computes the same figures in SQL', async () => {
+      const csv = contractsCsv(3000) + TRICKY_ROWS.join('\n');
+      const ds = await newDataset(svc, key);
+      const inNode = await postCsv(svc, key, ds, csv);
+      const saved = { ...TALLY_LIMITS };
+      Object.assign(TALLY_LIMITS, { customers: 10, setSlots: 1 << 12 });
+      let inSql;
+      try {
+        inSql = await postCsv(svc, key, ds, csv);
+      } finally {
+        Object.assign(TALLY_LIMITS, saved);
+      }
+      expect([inNode.status, inSql!.status]).to.deep.equal([201, 201]);
+      const built = new RegExp(`"versionId":"${inSql!.json.id}"[^\\n]*"readsIn":"sql"`);
+      expect(await eventually(() => svc.logs(), (logs) => built.test(logs))).to.match(built);
+      expect(await storedReads(svc.db, inSql!.json.id)).to.deep.equal(await storedReads(svc.db, inNode.json.id));
+    });
   });
 });

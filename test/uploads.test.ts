@@ -120,6 +120,34 @@ describe('uploads: multipart bodies and upload URLs', () => {
     expect(Number(rows[0].count)).to.equal(0);
   });
 
+  it('when a streamed text/csv body without a length passes the limit, then 413 and no version or file is left', async () => {
+    const ds = await newDataset(svc, key);
+    const rows = 'c,Acme,,2026-01-01,2026-12-31,1,EUR\n'.repeat(20);
+    // A body in parts, without content-length: the version is created as it starts to arrive.
+    const body = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        controller.enqueue(new TextEncoder().encode(`${HEADER}\n`));
+        for (let i = 0; i < 10; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          controller.enqueue(new TextEncoder().encode(rows));
+        }
+        controller.close();
+      },
+    });
+    const res = await fetch(`${svc.url}/v1/datasets/${ds}/versions`, {
+      method: 'POST',
+      body,
+      duplex: 'half',
+      headers: { authorization: `Bearer ${key}`, 'idempotency-key': `chunked-${ds}`, 'content-type': 'text/csv' },
+    } as RequestInit);
+    expect(res.status).to.equal(413);
+    const { rows: versions } = await svc.db.query('SELECT count(*) FROM versions WHERE dataset_id = $1', [ds]);
+    expect(Number(versions[0].count)).to.equal(0);
+    const { rows: blobs } = await svc.db.query('SELECT count(*) FROM blobs');
+    expect(Number(blobs[0].count)).to.equal(0);
+    expect((await svc.request(`/v1/datasets/${ds}`, { key })).json.activeVersionId).to.equal(null);
+  });
+
   it('when a version names an upload with no file yet, or of another dataset, then 409 and 404', async () => {
     const ds = await newDataset(svc, key);
     const pending = await requestUpload(ds);

@@ -12,9 +12,10 @@ import { COPY_COLUMNS } from '../../shared/ingest/contractRow.ts';
 import { findDuplicates } from '../../shared/ingest/duplicates.ts';
 import { ErrorSpill } from '../../shared/ingest/errorSpill.ts';
 import { parseContracts } from '../../shared/ingest/parseContracts.ts';
+import { Tally } from '../../shared/ingest/tally.ts';
 import type { Logger } from '../../shared/log.ts';
 import { BUILD_RETRY_LIMIT } from '../../shared/queue.ts';
-import { computeReads } from '../../shared/reads.ts';
+import { computeReads, storeReads } from '../../shared/reads.ts';
 import type { UsageMeter } from '../../shared/usage.ts';
 import {
   activateVersion,
@@ -72,6 +73,8 @@ async function build(pool: Pool, blobs: BlobStore, meter: UsageMeter, log: Logge
   const phase = phases();
   let outcome: 'active' | 'failed' | 'superseded';
   let rowCount = 0;
+  // Metrics and catalog, counted as the rows stream to COPY.
+  const tally = new Tally();
 
   const client = await pool.connect();
   // When this attempt loses its job (a stopping worker hands it back), whatever statement the
@@ -84,25 +87,33 @@ async function build(pool: Pool, blobs: BlobStore, meter: UsageMeter, log: Logge
       await client.query('ROLLBACK');
       return; // another attempt built it meanwhile
     }
+    // The build's statements are few and large: compiling them (JIT) costs more than it saves.
+    await client.query('SET LOCAL jit = off');
     const parsed = await parseContracts({
       // pg-boss aborts when this attempt lost its job (a stopping worker hands it back).
       signal,
       source: blobs.read(version.blobId!),
       versionId,
-      sink: client.query(copyFrom(`COPY contract_rows (${COPY_COLUMNS}) FROM STDIN`)),
+      sink: client.query(copyFrom(`COPY contract_rows (${COPY_COLUMNS}) FROM STDIN (FORMAT binary)`)),
       report: (error) => spill.add(error),
+      tally,
       progress: (rows, bytes) => (seen = { rows, bytes }),
     });
     seen = { rows: parsed.rows, bytes: parsed.bytes };
     phase.end('copyMs');
-    const distinctContractIds = await findDuplicates(client, versionId, (error) => spill.add(error));
+    // Distinct hashes prove distinct contractIds; otherwise SQL finds the duplicates (if any).
+    const distinctContractIds = tally.contractIdsDistinct()
+      ? tally.presentContractIds
+      : await findDuplicates(client, versionId, (error) => spill.add(error));
     await spill.flush();
     phase.end('checkMs');
 
     if (spill.count > 0) {
       outcome = 'failed';
     } else {
-      const reads = await computeReads(client, versionId, { distinctContractIds });
+      const reads = tally.complete
+        ? await storeReads(client, versionId, tally.result(distinctContractIds))
+        : await computeReads(client, versionId, { distinctContractIds });
       rowCount = reads.rowCount;
       phase.end('readsMs');
       outcome = await activateVersion(client, version, { ...reads, rowsProcessed: seen.rows, bytesProcessed: seen.bytes });
@@ -130,5 +141,5 @@ async function build(pool: Pool, blobs: BlobStore, meter: UsageMeter, log: Logge
     meter.add(version.accountId, version.mode, 'rows_ingested', rowCount);
   }
   await blobs.delete(version.blobId!);
-  log.info({ versionId, outcome, rows: seen.rows, errors: spill.count, ...phase.timings }, 'version built');
+  log.info({ versionId, outcome, rows: seen.rows, errors: spill.count, readsIn: tally.complete ? 'node' : 'sql', ...phase.timings }, 'version built');
 }

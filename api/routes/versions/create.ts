@@ -9,7 +9,7 @@ import { datasetNotFound, findDataset } from '../../../shared/datasets.ts';
 import { withTransaction } from '../../../shared/db.ts';
 import { badRequest, Problem } from '../../../shared/problems.ts';
 import { findUpload, markUploaded, useUpload } from '../../../shared/uploads.ts';
-import { createVersion, FINISHED, findVersion } from '../../../shared/versions.ts';
+import { createVersion, deleteVersion, FINISHED, findVersion, recordBytesTotal, type VersionRecord } from '../../../shared/versions.ts';
 import { parseOrThrow, readJsonBody } from '../../body.ts';
 import { defineOperation, type Deps } from '../../operation.ts';
 import { tenantOf } from '../../principal.ts';
@@ -71,6 +71,31 @@ async function recordDirectUpload(deps: Deps, uploadId: string, datasetId: strin
   await markUploaded(deps.pool, upload.id, bytes);
 }
 
+/**
+ * A text/csv body with a store that can be read while written: the version and its build job
+ * are created as the first bytes arrive, so the worker builds while the file still streams in.
+ * If the body fails (413, a dropped connection), the store deletes the blob and the version is
+ * removed, as if never created.
+ */
+async function versionWhileStreaming(req: Request, deps: Deps, datasetId: string): Promise<VersionRecord> {
+  const max = deps.config.maxUploadBytes;
+  const declared = req.get('content-length') === undefined ? null : Number(req.get('content-length'));
+  if (declared !== null && declared > max) throw new TooLarge(max);
+  let version: VersionRecord | undefined;
+  try {
+    const blob = await deps.blobs.write(req, max, async (blobId) => {
+      version = await withTransaction(deps.pool, (client) =>
+        createVersion(client, deps.boss, { datasetId, blobId, bytesTotal: declared, requestPath: requestPath(req) }),
+      );
+    });
+    if (declared !== blob.bytes) await recordBytesTotal(deps.pool, version!.id, blob.bytes);
+    return version!;
+  } catch (error) {
+    if (version) await deleteVersion(deps.pool, version.id);
+    throw error;
+  }
+}
+
 type ReceivedFile = { kind: 'blob'; blob: StoredBlob } | { kind: 'upload'; uploadId: string };
 
 /** The file to build: stored now from the body, or named by an upload made earlier. */
@@ -86,6 +111,30 @@ async function receiveFile(req: Request, res: Response, deps: Deps): Promise<Rec
     return { kind: 'upload', uploadId };
   }
   throw new Problem('unsupported-media-type', 'Send the file as text/csv, as multipart/form-data in the field "file", or JSON {"uploadId": …}.');
+}
+
+/** The version of a file stored whole first (multipart, an upload URL's file, any other store). */
+async function versionFromFile(req: Request, res: Response, deps: Deps, datasetId: string): Promise<VersionRecord> {
+  const file = await receiveFile(req, res, deps);
+  if (file.kind === 'upload') await recordDirectUpload(deps, file.uploadId, datasetId);
+
+  return withTransaction(deps.pool, async (client) => {
+    if (file.kind === 'blob') {
+      return createVersion(client, deps.boss, { datasetId, blobId: file.blob.id, bytesTotal: file.blob.bytes, requestPath: requestPath(req) });
+    }
+    const used = await useUpload(client, file.uploadId, datasetId);
+    if ('refused' in used) {
+      if (used.refused === 'missing') throw new Problem('not-found', `No upload with id ${JSON.stringify(file.uploadId)} exists for this dataset.`);
+      throw new Problem('conflict', used.refused === 'used' ? 'This upload was already used by a version.' : 'This upload has no file yet: PUT the file to its URL first.');
+    }
+    return createVersion(client, deps.boss, {
+      datasetId,
+      blobId: used.blobId,
+      bytesTotal: used.bytes,
+      requestPath: requestPath(req),
+      uploadId: file.uploadId,
+    });
+  });
 }
 
 export default defineOperation({
@@ -116,26 +165,9 @@ export default defineOperation({
     const dataset = await findDataset(deps.pool, tenant, params.id);
     if (!dataset) throw datasetNotFound(params.id);
     const wait = preferredWait(req.get('prefer'));
-    const file = await receiveFile(req, res, deps);
-    if (file.kind === 'upload') await recordDirectUpload(deps, file.uploadId, dataset.id);
-
-    const created = await withTransaction(deps.pool, async (client) => {
-      if (file.kind === 'blob') {
-        return createVersion(client, deps.boss, { datasetId: dataset.id, blobId: file.blob.id, bytesTotal: file.blob.bytes, requestPath: requestPath(req) });
-      }
-      const used = await useUpload(client, file.uploadId, dataset.id);
-      if ('refused' in used) {
-        if (used.refused === 'missing') throw new Problem('not-found', `No upload with id ${JSON.stringify(file.uploadId)} exists for this dataset.`);
-        throw new Problem('conflict', used.refused === 'used' ? 'This upload was already used by a version.' : 'This upload has no file yet: PUT the file to its URL first.');
-      }
-      return createVersion(client, deps.boss, {
-        datasetId: dataset.id,
-        blobId: used.blobId,
-        bytesTotal: used.bytes,
-        requestPath: requestPath(req),
-        uploadId: file.uploadId,
-      });
-    });
+    const created = req.is('text/csv') && deps.blobs.readsWhileWritten
+      ? await versionWhileStreaming(req, deps, dataset.id)
+      : await versionFromFile(req, res, deps, dataset.id);
 
     let version = created;
     await deps.outcomes.waitFor(created.id, wait * 1000, async () => {

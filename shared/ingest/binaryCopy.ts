@@ -1,0 +1,127 @@
+// Rows for `COPY … FROM STDIN (FORMAT binary)`, written field by field into a buffer and handed
+// over in batches of about 64 KiB. Binary spares PostgreSQL parsing every date, number and
+// escape (its COPY is ~25% cheaper than text here), and spares Node building a string per row.
+// Format: https://www.postgresql.org/docs/current/sql-copy.html#id-1.9.3.55.9.4
+
+const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
+const BATCH_BYTES = 64 * 1024;
+/** A buffer's size: a batch plus room for the row that crosses 64 KiB (longer rows get their own). */
+const BUFFER_BYTES = BATCH_BYTES + 8 * 1024;
+/** Days from 1970-01-01 to 2000-01-01, PostgreSQL's date epoch. */
+const PG_EPOCH_DAYS = 10_957;
+const NUMERIC_POS = 0x0000;
+
+export class BinaryCopyWriter {
+  private buf = Buffer.allocUnsafe(BUFFER_BYTES);
+  private at = 0;
+  private readonly batches: Buffer[] = [];
+
+  constructor() {
+    SIGNATURE.copy(this.buf, 0);
+    this.buf.writeInt32BE(0, SIGNATURE.length); // flags
+    this.buf.writeInt32BE(0, SIGNATURE.length + 4); // header extension length
+    this.at = SIGNATURE.length + 8;
+  }
+
+  /** Starts a row of `fields` fields; makes room for a row of up to `maxBytes`. */
+  row(fields: number, maxBytes: number): void {
+    if (this.at + maxBytes + 2 > this.buf.length) this.cut(maxBytes + 2);
+    this.buf.writeInt16BE(fields, this.at);
+    this.at += 2;
+  }
+
+  null(): void {
+    this.buf.writeInt32BE(-1, this.at);
+    this.at += 4;
+  }
+
+  /** A text value as UTF-8; room for it was made by row(). */
+  text(value: string | null): void {
+    if (value === null) return this.null();
+    const length = this.buf.write(value, this.at + 4, 'utf8');
+    this.buf.writeInt32BE(length, this.at);
+    this.at += 4 + length;
+  }
+
+  /** Pre-encoded bytes (a value repeated on every row). */
+  bytes(value: Buffer): void {
+    this.buf.writeInt32BE(value.length, this.at);
+    value.copy(this.buf, this.at + 4);
+    this.at += 4 + value.length;
+  }
+
+  /** A bigint from 0 to 2^53. */
+  int8(value: number): void {
+    this.buf.writeInt32BE(8, this.at);
+    this.buf.writeUInt32BE(Math.floor(value / 4294967296), this.at + 4);
+    this.buf.writeUInt32BE(value >>> 0, this.at + 8);
+    this.at += 12;
+  }
+
+  /** A date given as days since 1970-01-01 (NaN: null). */
+  date(day: number): void {
+    if (day !== day) return this.null();
+    this.buf.writeInt32BE(4, this.at);
+    this.buf.writeInt32BE(day - PG_EPOCH_DAYS, this.at + 4);
+    this.at += 8;
+  }
+
+  /**
+   * A non-negative decimal given as text of digits with an optional `.` and one or two decimals
+   * (as the validator accepts it), as numeric: base-10000 digits, weight, sign, display scale 2.
+   */
+  numeric(value: string | null): void {
+    if (value === null) return this.null();
+    const dot = value.indexOf('.');
+    const intEnd = dot === -1 ? value.length : dot;
+    let start = 0;
+    while (start < intEnd - 1 && value.charCodeAt(start) === 48) start++; // leading zeros
+    const intDigits = intEnd - start;
+    const groups = intDigits === 1 && value.charCodeAt(start) === 48 ? 0 : Math.ceil(intDigits / 4);
+    let fraction = 0;
+    if (dot !== -1) fraction = (value.charCodeAt(dot + 1) - 48) * 1000 + (dot + 2 < value.length ? (value.charCodeAt(dot + 2) - 48) * 100 : 0);
+    const digits = groups + (fraction === 0 ? 0 : 1);
+    const at = this.at;
+    this.buf.writeInt32BE(8 + digits * 2, at);
+    this.buf.writeInt16BE(digits, at + 4);
+    this.buf.writeInt16BE(groups === 0 ? (fraction === 0 ? 0 : -1) : groups - 1, at + 6); // weight
+    this.buf.writeInt16BE(NUMERIC_POS, at + 8);
+    this.buf.writeInt16BE(2, at + 10); // display scale
+    let out = at + 12;
+    // Integer groups, most significant first; the first may have fewer than 4 digits.
+    let i = start;
+    let width = intDigits - (groups - 1) * 4;
+    for (let g = 0; g < groups; g++) {
+      let group = 0;
+      for (const end = i + width; i < end; i++) group = group * 10 + (value.charCodeAt(i) - 48);
+      this.buf.writeInt16BE(group, out);
+      out += 2;
+      width = 4;
+    }
+    if (fraction !== 0) {
+      this.buf.writeInt16BE(fraction, out);
+      out += 2;
+    }
+    this.at = out;
+  }
+
+  /** Batches of at least 64 KiB written so far. */
+  take(): Buffer[] {
+    if (this.at >= BATCH_BYTES) this.cut(0);
+    return this.batches.splice(0);
+  }
+
+  /** Everything left, with the end-of-data marker. */
+  finish(): Buffer[] {
+    this.row(-1, 0);
+    this.cut(0);
+    return this.batches.splice(0);
+  }
+
+  /** Hands over what is written and starts a new buffer with room for `need` more bytes. */
+  private cut(need: number): void {
+    if (this.at > 0) this.batches.push(this.buf.subarray(0, this.at));
+    this.buf = Buffer.allocUnsafe(Math.max(BUFFER_BYTES, need));
+    this.at = 0;
+  }
+}

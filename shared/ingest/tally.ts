@@ -1,0 +1,434 @@
+// The metrics and catalog of a version (contract "Metrics and catalog" and its fine points),
+// counted in Node as the rows stream past on their way to COPY, so that PostgreSQL only stores
+// them. Everything here is exact (integer cents, integer month and day numbers; the monthly value
+// as BigInt fixed point, 20 decimals) and bounded: the sets that grow with distinct customers,
+// products, amounts or month runs stop at a cap, and then `complete` is false and the build
+// computes the figures in SQL instead (shared/reads.ts computeReads: the same numbers, slower).
+// Likewise for contractIds: 53-bit hashes show that no two rows share one, or the build asks SQL.
+import { HashList, hash53, NumberSet } from './numberSet.ts';
+
+/**
+ * What the tally may hold before it hands the work to SQL; tests lower them. setSlots bounds the
+ * contractId hashes and the amounts of $167,772.16 and more (8 bytes each): 2^20, 8 MiB, keeps
+ * a file of a million contractIds in Node and a worker far under its memory budget.
+ */
+export type TallyLimits = { customers: number; products: number; pairs: number; runs: number; events: number; setSlots: number };
+export const TALLY_LIMITS: TallyLimits = { customers: 200_000, products: 100_000, pairs: 1_000_000, runs: 2_000_000, events: 1_000_000, setSlots: 1 << 20 };
+
+const MAX_MONTHS = 600;
+const MIN_DAY = -719_528; // 0000-01-01, days since 1970-01-01
+const DAY_SPAN = 3_652_425 + 366; // through 9999-12-31
+/** A contract's monthly value is amount × 30.4375 ÷ days = cents × 304375 ÷ days, in 10^-6 units. */
+const MONTHLY_PER_CENT = 304_375;
+const E7 = 10_000_000;
+
+/** A contract row as the validator read it: dates as day and month numbers, amount in cents. */
+export type TalliedRow = {
+  contractId: string | null;
+  customer: string;
+  product: string | null;
+  startDay: number; // NaN when absent
+  startMonth: number;
+  endDay: number;
+  endMonth: number;
+  cents: number; // NaN when absent
+  currency: string | null;
+};
+
+class DaySet {
+  private readonly bits = new Uint32Array(Math.ceil(DAY_SPAN / 32));
+  size = 0;
+  min = Infinity;
+  max = -Infinity;
+  add(day: number): void {
+    const i = day - MIN_DAY;
+    const word = i >>> 5;
+    const bit = 1 << (i & 31);
+    if ((this.bits[word]! & bit) === 0) {
+      this.bits[word]! |= bit;
+      this.size++;
+    }
+    if (day < this.min) this.min = day;
+    if (day > this.max) this.max = day;
+  }
+}
+
+/**
+ * What changes in a month of a currency (difference arrays): contracts starting minus ending, and
+ * their monthly value in fixed point, 10^-20 units, as three exact integers (10^-6, 10^-13 and
+ * 10^-20 units): each contract's value is rounded half-up at 10^-20 once, and its end takes away
+ * exactly what its start added.
+ */
+type MonthChange = { contracts: number; v6: number; v13: number; v20: number };
+
+type CurrencyTally = {
+  name: string;
+  index: number;
+  contracts: number;
+  cents: number;
+  customers: number;
+  firstMonth: number;
+  lastMonth: number;
+  months: Map<number, MonthChange>;
+};
+
+/** A customer's contributing months in one currency, as disjoint runs [start, end, start, end, …]. */
+type Runs = { currency: number; runs: number[] };
+
+export class Tally {
+  private readonly limits: TallyLimits;
+  complete = true;
+  private total = 0;
+  private contributing = 0;
+  private excluded = { startDate: 0, endDate: 0, amount: 0, currency: 0 };
+  private present = { contractId: 0, product: 0, amount: 0, currency: 0 };
+  private readonly startDays = new DaySet();
+  private readonly endDays = new DaySet();
+  private minCents = Infinity;
+  private maxCents = -Infinity;
+  private readonly amounts: NumberSet;
+  private readonly customers = new Map<string, number>();
+  private readonly products = new Map<string, { index: number; contracts: number; customers: number }>();
+  /** Per customer: the products (indexes) it has rows of. */
+  private readonly productsOf: number[][] = [];
+  private pairs = 0;
+  /** Per currency code (currencyIndex): its tally; every currency present, contributing or not. */
+  private readonly currencies: (CurrencyTally | undefined)[] = [];
+  private currencyCount = 0;
+  /** Per customer: its runs in each currency. */
+  private readonly runsOf: Runs[][] = [];
+  private runCount = 0;
+  private events = 0;
+
+  // contractIds: no two equal hashes means no duplicate.
+  private readonly ids: HashList;
+  private idCount = 0;
+
+  constructor(limits: TallyLimits = TALLY_LIMITS) {
+    this.limits = { ...limits };
+    this.amounts = new NumberSet(limits.setSlots);
+    this.ids = new HashList(limits.setSlots);
+  }
+
+  /** Every stored row, valid or not: for the duplicate check. */
+  addContractId(contractId: string): void {
+    this.idCount++;
+    this.ids.add(hash53(contractId));
+  }
+
+  /** Stored rows with a contractId. */
+  get presentContractIds(): number {
+    return this.idCount;
+  }
+
+  /** Whether the rows' contractIds are known to be distinct (else SQL has to look). Call once. */
+  contractIdsDistinct(): boolean {
+    return !this.ids.full && !this.ids.hasRepeat();
+  }
+
+  add(row: TalliedRow): void {
+    this.total++;
+    if (!this.complete) return;
+    if (row.contractId !== null) this.present.contractId++;
+    const customer = this.customerIndex(row.customer);
+    if (row.product !== null) {
+      this.present.product++;
+      this.addProduct(row.product, customer);
+    }
+    const hasStart = row.startDay === row.startDay;
+    const hasEnd = row.endDay === row.endDay;
+    const cents = row.cents;
+    const hasAmount = cents === cents;
+    if (hasStart) this.startDays.add(row.startDay);
+    else this.excluded.startDate++;
+    if (hasEnd) this.endDays.add(row.endDay);
+    else this.excluded.endDate++;
+    if (hasAmount) {
+      this.present.amount++;
+      // Past 2^53 cents (or 2^53 ÷ 304375 for the monthly value) integers are no longer exact.
+      if (cents * MONTHLY_PER_CENT > Number.MAX_SAFE_INTEGER) return this.giveUp();
+      this.amounts.add(cents);
+      if (this.amounts.full) return this.giveUp();
+      if (cents < this.minCents) this.minCents = cents;
+      if (cents > this.maxCents) this.maxCents = cents;
+    }
+    if (!hasAmount || cents === 0) this.excluded.amount++;
+    if (row.currency === null) {
+      this.excluded.currency++;
+      return;
+    }
+    this.present.currency++;
+    const currency = this.currency(row.currency);
+    if (hasStart && hasEnd && hasAmount && cents > 0 && this.complete) this.addContract(row, currency, customer);
+  }
+
+  private giveUp(): void {
+    this.complete = false;
+    // Let the collections go; SQL computes the figures.
+    this.customers.clear();
+    this.products.clear();
+    this.productsOf.length = 0;
+    this.currencies.length = 0;
+    this.runsOf.length = 0;
+  }
+
+  private customerIndex(customer: string): number {
+    let index = this.customers.get(customer);
+    if (index === undefined) {
+      index = this.customers.size;
+      if (index >= this.limits.customers) {
+        this.giveUp();
+        return 0;
+      }
+      // A copy: a sliced string would keep its whole chunk of the file alive.
+      this.customers.set(Buffer.from(customer, 'utf8').toString('utf8'), index);
+      this.productsOf.push([]);
+      this.runsOf.push([]);
+    }
+    return index;
+  }
+
+  private addProduct(product: string, customer: number): void {
+    if (!this.complete) return;
+    let entry = this.products.get(product);
+    if (entry === undefined) {
+      if (this.products.size >= this.limits.products) return this.giveUp();
+      entry = { index: this.products.size, contracts: 0, customers: 0 };
+      this.products.set(Buffer.from(product, 'utf8').toString('utf8'), entry);
+    }
+    entry.contracts++;
+    const seen = this.productsOf[customer]!;
+    if (!seen.includes(entry.index)) {
+      seen.push(entry.index);
+      entry.customers++;
+      if (++this.pairs > this.limits.pairs) this.giveUp();
+    }
+  }
+
+  private currency(code: string): CurrencyTally {
+    const index = currencyIndex(code);
+    let c = this.currencies[index];
+    if (c === undefined) {
+      c = { name: code, index, contracts: 0, cents: 0, customers: 0, firstMonth: Infinity, lastMonth: -Infinity, months: new Map() };
+      this.currencies[index] = c;
+      this.currencyCount++;
+    }
+    return c;
+  }
+
+  private addContract(row: TalliedRow, c: CurrencyTally, customer: number): void {
+    this.contributing++;
+    const sm = row.startMonth;
+    const em = row.endMonth;
+    c.contracts++;
+    c.cents += row.cents;
+    if (!Number.isSafeInteger(c.cents)) return this.giveUp();
+    if (sm < c.firstMonth) c.firstMonth = sm;
+    if (em > c.lastMonth) c.lastMonth = em;
+
+    // The monthly value, cents × 304375 ÷ days in 10^-6 units, to 20 decimals, rounded half-up.
+    const days = row.endDay - row.startDay + 1;
+    const n = row.cents * MONTHLY_PER_CENT;
+    let v6 = Math.floor(n / days);
+    const r1 = (n - v6 * days) * E7;
+    let v13 = Math.floor(r1 / days);
+    const r2 = (r1 - v13 * days) * E7;
+    let v20 = Math.floor(r2 / days);
+    if (2 * (r2 - v20 * days) >= days && ++v20 === E7) {
+      v20 = 0;
+      if (++v13 === E7) {
+        v13 = 0;
+        v6++;
+      }
+    }
+    const start = this.month(c, sm);
+    const end = this.month(c, em + 1);
+    if (!start || !end) return;
+    start.contracts++;
+    end.contracts--;
+    start.v6 += v6;
+    start.v13 += v13;
+    start.v20 += v20;
+    end.v6 -= v6;
+    end.v13 -= v13;
+    end.v20 -= v20;
+    if (!Number.isSafeInteger(start.v6) || !Number.isSafeInteger(end.v6)) return this.giveUp();
+    this.addRun(customer, c, sm, em);
+  }
+
+  private month(c: CurrencyTally, month: number): MonthChange | undefined {
+    let change = c.months.get(month);
+    if (change === undefined) {
+      if (++this.events > this.limits.events) {
+        this.giveUp();
+        return undefined;
+      }
+      change = { contracts: 0, v6: 0, v13: 0, v20: 0 };
+      c.months.set(month, change);
+    }
+    return change;
+  }
+
+  /** Adds [sm, em] to the customer's runs in the currency, merging overlapping and adjacent ones (as range_agg does). */
+  private addRun(customer: number, c: CurrencyTally, sm: number, em: number): void {
+    const all = this.runsOf[customer]!;
+    let entry: Runs | undefined;
+    for (let k = 0; k < all.length; k++) if (all[k]!.currency === c.index) entry = all[k];
+    if (entry === undefined) {
+      all.push({ currency: c.index, runs: [sm, em] });
+      c.customers++;
+      this.runCount++;
+    } else {
+      const runs = entry.runs;
+      let i = 0;
+      while (i < runs.length && runs[i + 1]! + 1 < sm) i += 2; // runs wholly before, not touching
+      if (i === runs.length || runs[i]! > em + 1) {
+        runs.splice(i, 0, sm, em);
+        this.runCount++;
+      } else {
+        let end = Math.max(runs[i + 1]!, em);
+        let j = i + 2;
+        while (j < runs.length && runs[j]! <= end + 1) {
+          end = Math.max(end, runs[j + 1]!);
+          j += 2;
+        }
+        runs[i] = Math.min(runs[i]!, sm);
+        runs[i + 1] = end;
+        if (j > i + 2) {
+          runs.splice(i + 2, j - i - 2);
+          this.runCount -= (j - i - 2) / 2;
+        }
+      }
+    }
+    if (this.runCount > this.limits.runs) this.giveUp();
+  }
+
+  /** The figures, in the shapes version_reads and version_monthly store. */
+  result(distinctContractIds: number) {
+    const cents = (n: number) => formatCents(n);
+    const day = (d: number) => (d === Infinity || d === -Infinity ? null : formatDay(d));
+    const rows = { total: this.total, contributing: this.contributing, excluded: this.excluded };
+
+    const contributing = this.currencies.filter((c): c is CurrencyTally => c !== undefined && c.contracts > 0).sort((a, b) => byBytes(a.name, b.name));
+    const currencies = contributing.map((c) => ({ currency: c.name, contracts: c.contracts, customers: c.customers, totalValue: cents(c.cents) }));
+    const products = [...this.products.entries()]
+      .sort(([a], [b]) => byBytes(a, b))
+      .map(([product, p]) => ({ product, contracts: p.contracts, customers: p.customers }));
+
+    const field = (name: string, type: string, gating: boolean, present: number, distinct: number, min: string | null = null, max: string | null = null) => ({
+      name, type, gating, present, distinct, min, max,
+    });
+    const catalog = {
+      rowCount: this.total,
+      fields: [
+        field('contractId', 'string', false, this.present.contractId, distinctContractIds),
+        field('customer', 'string', false, this.total, this.customers.size),
+        field('product', 'string', false, this.present.product, this.products.size),
+        field('startDate', 'date', true, this.total - this.excluded.startDate, this.startDays.size, day(this.startDays.min), day(this.startDays.max)),
+        field('endDate', 'date', true, this.total - this.excluded.endDate, this.endDays.size, day(this.endDays.min), day(this.endDays.max)),
+        field('amount', 'decimal', true, this.present.amount, this.amounts.size,
+          this.present.amount ? cents(this.minCents) : null, this.present.amount ? cents(this.maxCents) : null),
+        field('currency', 'currency', true, this.present.currency, this.currencyCount),
+      ],
+      products,
+    };
+    return { rows, currencies, catalog, monthly: this.monthly(contributing) };
+  }
+
+  private monthly(currencies: CurrencyTally[]) {
+    const out = { currency: [] as string[], month: [] as string[], contracts: [] as number[], customers: [] as number[], mrr: [] as string[], newCustomers: [] as number[], churned: [] as number[] };
+    // Per currency: month → change in active customers, customers churned, customers new.
+    const events = new Map<number, { customers: Map<number, number>; churn: Map<number, number>; firsts: Map<number, number> }>();
+    for (const all of this.runsOf) {
+      for (const { currency, runs } of all) {
+        let e = events.get(currency);
+        if (e === undefined) events.set(currency, (e = { customers: new Map(), churn: new Map(), firsts: new Map() }));
+        bump(e.firsts, runs[0]!, 1);
+        for (let i = 0; i < runs.length; i += 2) {
+          bump(e.customers, runs[i]!, 1);
+          bump(e.customers, runs[i + 1]! + 1, -1);
+          bump(e.churn, runs[i + 1]! + 1, 1);
+        }
+      }
+    }
+    for (const c of currencies) {
+      const { customers: customerDelta, churn, firsts } = events.get(c.index)!;
+      const lo = c.firstMonth;
+      const hi = Math.min(c.lastMonth + 1, lo + MAX_MONTHS - 1);
+      let contracts = 0;
+      let customers = 0;
+      let mrr = 0n; // 10^-20 units
+      for (let m = lo; m <= hi; m++) {
+        const change = c.months.get(m);
+        if (change) {
+          contracts += change.contracts;
+          mrr += BigInt(change.v6) * 100_000_000_000_000n + BigInt(change.v13) * 10_000_000n + BigInt(change.v20);
+        }
+        customers += customerDelta.get(m) ?? 0;
+        out.currency.push(c.name);
+        out.month.push(`${pad(Math.floor(m / 12), 4)}-${pad((m % 12) + 1, 2)}-01`);
+        out.contracts.push(contracts);
+        out.customers.push(customers);
+        out.mrr.push(formatFixed20(mrr));
+        out.newCustomers.push(firsts.get(m) ?? 0);
+        out.churned.push(churn.get(m) ?? 0);
+      }
+    }
+    return out;
+  }
+}
+
+export type TallyResult = ReturnType<Tally['result']>;
+
+function bump(map: Map<number, number>, key: number, by: number): void {
+  map.set(key, (map.get(key) ?? 0) + by);
+}
+
+/** A currency code as a number (three letters A–Z, base 32), to index an array by it. */
+function currencyIndex(code: string): number {
+  return ((code.charCodeAt(0) & 31) << 10) | ((code.charCodeAt(1) & 31) << 5) | (code.charCodeAt(2) & 31);
+}
+
+const pad = (n: number, width: number) => String(n).padStart(width, '0');
+
+/** Byte order of the UTF-8 text (PostgreSQL's C collation): code point order. */
+function byBytes(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}
+
+function formatCents(cents: number): string {
+  const sign = cents < 0 ? '-' : '';
+  const abs = Math.abs(cents);
+  return `${sign}${Math.floor(abs / 100)}.${pad(abs % 100, 2)}`;
+}
+
+function formatFixed20(value: bigint): string {
+  const sign = value < 0n ? '-' : '';
+  const digits = (value < 0n ? -value : value).toString().padStart(21, '0');
+  return `${sign}${digits.slice(0, -20)}.${digits.slice(-20)}`;
+}
+
+/** YYYY-MM-DD of a day number (days since 1970-01-01). */
+export function formatDay(day: number): string {
+  // Civil from days (H. Hinnant).
+  const z = day + 719_468;
+  const era = Math.floor(z / 146_097);
+  const doe = z - era * 146_097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const m = mp < 10 ? mp + 3 : mp - 9;
+  const y = yoe + era * 400 + (m <= 2 ? 1 : 0);
+  return `${pad(y, 4)}-${pad(m, 2)}-${pad(d, 2)}`;
+}
+
+/** Day number (days since 1970-01-01) of a calendar date. */
+export function dayNumber(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yoe = y - era * 400;
+  const doy = Math.floor((153 * (month + (month > 2 ? -3 : 9)) + 2) / 5) + day - 1;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+  return era * 146_097 + doe - 719_468;
+}
