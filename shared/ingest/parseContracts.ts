@@ -38,6 +38,9 @@ type ParseOptions = {
   versionId: string;
   sink: Writable;
   report: (error: RowError) => void;
+  /** While whoever takes the reports is behind (errors waiting to be written), a promise to wait
+   * for before reading on; otherwise undefined. */
+  reportsBehind?: () => Promise<void> | undefined;
   /** Counts the valid rows into the version's metrics and catalog. */
   tally?: Tally;
   /** Rows seen and bytes read so far; called as the file streams. */
@@ -144,6 +147,9 @@ async function parse(options: ParseOptions, iterator: AsyncIterator<Buffer>): Pr
       for (let at = 0; at < chunk.length; at += DECODE_BYTES) {
         read(decoder.write(chunk.subarray(at, at + DECODE_BYTES)));
         yield* copy.take();
+        // A file of bad rows reports faster than its errors are stored: wait, so they do not pile up.
+        const behind = options.reportsBehind?.();
+        if (behind) await behind;
       }
       options.progress?.(rows, bytes);
     }

@@ -96,6 +96,7 @@ async function build(pool: Pool, blobs: BlobStore, meter: UsageMeter, log: Logge
       versionId,
       sink: client.query(copyFrom(`COPY contract_rows (${COPY_COLUMNS}) FROM STDIN (FORMAT binary)`)),
       report: (error) => spill.add(error),
+      reportsBehind: () => spill.behind(),
       tally,
       progress: (rows, bytes) => (seen = { rows, bytes }),
     });
@@ -122,6 +123,7 @@ async function build(pool: Pool, blobs: BlobStore, meter: UsageMeter, log: Logge
     phase.end('commitMs');
   } catch (error) {
     await client.query('ROLLBACK').catch(() => {});
+    await spill.abandon();
     throw error;
   } finally {
     signal.removeEventListener('abort', cancel);
