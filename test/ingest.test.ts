@@ -64,6 +64,11 @@ describe('ingest: versions from CSV files', () => {
     for (const e of reply.json.errors) expect(e.message).to.be.a('string').and.not.equal('');
   });
 
+  it('when a date is in year 0000, then not_a_date (PostgreSQL has no year 0), and the file fails with 422, not a fault', async () => {
+    const reply = await rejected(`${HEADER}\nz1,Acme,,0000-01-01,0001-12-31,5,EUR\n`);
+    expect(codes(reply)).to.deep.equal(['2:startDate:not_a_date']);
+  });
+
   it('when text is over 200 characters, then too_long for customer, product and contractId', async () => {
     const long = 'x'.repeat(201);
     const reply = await rejected(`${HEADER}\n${long},${long},${long},,,,\nok,${'é'.repeat(200)},,,,,\n`);

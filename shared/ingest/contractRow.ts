@@ -34,7 +34,8 @@ function readDate(value: string, into: ReadDate): boolean {
   const year = digit(value, 0) * 1000 + digit(value, 1) * 100 + digit(value, 2) * 10 + digit(value, 3);
   const month = digit(value, 5) * 10 + digit(value, 6);
   const day = digit(value, 8) * 10 + digit(value, 9);
-  if (month < 1 || month > 12 || day < 1) return false;
+  // Year 0000 is ISO 8601's 1 BC, which PostgreSQL's date type does not take.
+  if (year < 1 || month < 1 || month > 12 || day < 1) return false;
   const leap = month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
   if (day > DAYS_IN_MONTH[month - 1]! + (leap ? 1 : 0)) return false;
   into.day = dayNumber(year, month, day);
