@@ -40,7 +40,7 @@ export async function startApi(config: Config, databaseUrl: string, log: Logger)
   }
   const meter = new UsageMeter(pool, log, config.usageFlushMs);
   meter.start();
-  const blobs = createBlobStore(config, pool);
+  const blobs = await createBlobStore(config, pool);
   const oauth = { provider: createAuthorizationServer(config, pool, log, oauthKeys), keys: oauthKeys };
   const server = createServer(createApp({ config, pool, log, meter, boss, outcomes, blobs, oauth }));
   server.keepAliveTimeout = 65_000;

@@ -6,7 +6,6 @@ import type { Config } from './config.ts';
 import type { Pool } from './db.ts';
 import type { StoredBlob } from './blobs.ts';
 import { createPostgresBlobStore } from './postgresBlobStore.ts';
-import { createS3BlobStore } from './s3BlobStore.ts';
 
 export type BlobSource = Readable | AsyncIterable<Buffer> | Iterable<Buffer>;
 
@@ -30,6 +29,9 @@ export type BlobStore = {
   close(): Promise<void>;
 };
 
-export function createBlobStore(config: Config, pool: Pool): BlobStore {
-  return config.blobStore.kind === 's3' ? createS3BlobStore(config.blobStore, pool) : createPostgresBlobStore(pool);
+/** The configured store. The S3 client is loaded only when it is used (it costs ~50 MiB of memory). */
+export async function createBlobStore(config: Config, pool: Pool): Promise<BlobStore> {
+  if (config.blobStore.kind !== 's3') return createPostgresBlobStore(pool);
+  const { createS3BlobStore } = await import('./s3BlobStore.ts');
+  return createS3BlobStore(config.blobStore, pool);
 }

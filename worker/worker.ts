@@ -48,7 +48,7 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
   const pool = createPool(databaseUrl, config.databasePoolSize, 'dataset-service-worker');
   const meter = new UsageMeter(pool, log, config.usageFlushMs);
   const boss = createBoss(databaseUrl, 'worker', log);
-  const blobs = createBlobStore(config, pool);
+  const blobs = await createBlobStore(config, pool);
   try {
     await migrate(pool);
     await boss.start();

@@ -12,7 +12,7 @@ import { z } from 'zod';
 import type { Config } from '../../shared/config.ts';
 import type { Pool } from '../../shared/db.ts';
 import type { Logger } from '../../shared/log.ts';
-import { endSession } from '../../shared/oauth/adapter.ts';
+import { endSession } from '../../shared/oauth/records.ts';
 import { accountsOf, bindGrantToAccount, emailOf, isMember, redeemInvitation, SIGN_IN_LOCK, signIn, signUp } from '../../shared/oauth/people.ts';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, PasswordChecksBusy } from '../../shared/passwords.ts';
 import { scopes, type Scope } from '../principal.ts';

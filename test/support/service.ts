@@ -68,7 +68,7 @@ export async function startService(
   const api = await startApi(config, database.url, log);
   const url = config.baseUrl;
   const db = createPool(database.url, 4, 'test-arrange');
-  const blobs = createBlobStore(config, db);
+  const blobs = await createBlobStore(config, db);
 
   const service: TestService = {
     url,

@@ -2,7 +2,7 @@
 // account bindings of grants that are gone.
 import type { Pool } from '../../shared/db.ts';
 import type { Logger } from '../../shared/log.ts';
-import { purgeExpiredOAuthRecords } from '../../shared/oauth/adapter.ts';
+import { purgeExpiredOAuthRecords } from '../../shared/oauth/records.ts';
 
 export function purgeOAuthRecords(pool: Pool, log: Logger) {
   return async (): Promise<{ records: number; grantBindings: number }> => {
