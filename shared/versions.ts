@@ -121,19 +121,8 @@ export async function listVersions(
   return { versions, nextCursor: rows.length > query.limit ? versions.at(-1)!.id : null };
 }
 
-export type StoredRowError = { row: number; field: string; code: string; message: string };
-
-/** Every row error of a failed build, in row order. */
-export async function versionErrors(db: Queryable, versionId: string): Promise<StoredRowError[]> {
-  const { rows } = await db.query<StoredRowError>(
-    `SELECT row_number::int AS row, field, code, message FROM version_errors WHERE version_id = $1 ORDER BY row_number, seq`,
-    [versionId],
-  );
-  return rows;
-}
-
-/** For the worker: the version to build, whatever the tenant. */
-export async function versionForBuild(db: Queryable, versionId: string) {
+/** A version by id, whatever the tenant: for the worker, and for replays (their key is already the tenant's). */
+export async function versionById(db: Queryable, versionId: string) {
   const { rows } = await db.query<Row & { account_id: string; mode: 'test' | 'live' }>(
     `SELECT ${COLUMNS}, d.account_id, d.mode FROM versions v JOIN datasets d ON d.id = v.dataset_id WHERE v.id = $1`,
     [versionId],

@@ -25,18 +25,18 @@ import {
   recordProgress,
   rejectedRowCount,
   startBuild,
-  versionForBuild,
+  versionById,
 } from '../../shared/versions.ts';
 
 const PROGRESS_MS = 500;
 
 export type BuildJob = { versionId: string };
-type Buildable = NonNullable<Awaited<ReturnType<typeof versionForBuild>>>;
+type Buildable = NonNullable<Awaited<ReturnType<typeof versionById>>>;
 
 export function buildVersion(pool: Pool, blobs: BlobStore, meter: UsageMeter, log: Logger) {
   return async ([job]: Job<BuildJob>[]): Promise<void> => {
     const { versionId } = job!.data;
-    const version = await versionForBuild(pool, versionId);
+    const version = await versionById(pool, versionId);
     if (!version || FINISHED.includes(version.status)) return; // already built (a retry after commit)
     try {
       await build(pool, blobs, meter, log, version, job!.signal);

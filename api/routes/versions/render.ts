@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { Pool } from '../../../shared/db.ts';
 import { Problem, problemTypes } from '../../../shared/problems.ts';
 import { writeVersionErrorsJson } from '../../../shared/versionErrorsJson.ts';
-import { type VersionRecord, versionForBuild } from '../../../shared/versions.ts';
+import { type VersionRecord, versionById } from '../../../shared/versions.ts';
 import { PROBLEM_CONTENT_TYPE } from '../../problemResponses.ts';
 import { StreamedJson } from '../../streamedJson.ts';
 
@@ -76,7 +76,7 @@ export function problemOf(document: Record<string, unknown>): Problem {
  * replay for the same Idempotency-Key, which renders the same bytes from the same stored rows.
  */
 export async function sendValidationProblem(res: Response, pool: Pool, errorsBase: string, versionId: string): Promise<void> {
-  const version = await versionForBuild(pool, versionId);
+  const version = await versionById(pool, versionId);
   const streamed = new StreamedJson();
   const problem = version && versionProblem(pool, version, errorsBase, streamed);
   if (!problem || problem['status'] !== 422) throw new Error(`version ${versionId} has no validation problem`);
