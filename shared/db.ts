@@ -55,6 +55,13 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   );
 }
 
+/**
+ * `COPY (select) TO STDOUT` for a select whose one column is a line of JSON text: sent as CSV with
+ * a delimiter and quote that JSON never contains, so nothing is quoted or escaped (COPY's text
+ * format would double every backslash). Each value arrives as one line.
+ */
+export const copyJsonLinesOut = (select: string) => `COPY (${select}) TO STDOUT WITH (FORMAT csv, DELIMITER E'\\x02', QUOTE E'\\x01')`;
+
 export function isUniqueViolation(error: unknown, constraint?: string): boolean {
   const e = error as { code?: string; constraint?: string };
   return e?.code === '23505' && (constraint === undefined || e.constraint === constraint);

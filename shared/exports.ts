@@ -1,9 +1,9 @@
 // Exports: a version's rows as CSV (the contract's columns, in order) or JSONL, written by a
 // worker with COPY … TO STDOUT straight into the blob store, downloaded as a stream.
 import type { PgBoss } from 'pg-boss';
-import type { Client, Queryable } from './db.ts';
+import { type Client, copyJsonLinesOut, type Queryable } from './db.ts';
 import type { Tenant } from './datasets.ts';
-import { newId } from './ids.ts';
+import { checkedId, newId } from './ids.ts';
 import { inTransaction, queues } from './queue.ts';
 
 export type ExportFormat = 'csv' | 'jsonl';
@@ -93,24 +93,20 @@ export async function exportById(
   return r && { ...toRecord(r), accountId: r.account_id, mode: r.mode, versionRowCount: r.version_row_count ?? 0 };
 }
 
-const VERSION_ID = /^ver_[0-9a-z]{20}$/;
-
 /**
  * The COPY … TO STDOUT statement for a version's rows (COPY takes no parameters: the id is
  * checked against our id format before it is inlined). CSV carries the contract's header;
- * JSONL is one json_build_object per line, sent as CSV with a delimiter and quote that JSON text
- * never contains, so nothing is quoted or escaped (text format would double its backslashes).
+ * JSONL is one json_build_object per line.
  */
 export function exportCopySql(versionId: string, format: ExportFormat): string {
-  if (!VERSION_ID.test(versionId)) throw new Error(`not a version id: ${versionId}`);
-  const rows = `FROM contract_rows WHERE version_id = '${versionId}' ORDER BY row_number`;
+  const rows = `FROM contract_rows WHERE version_id = '${checkedId('ver', versionId)}' ORDER BY row_number`;
   if (format === 'csv') {
     return `COPY (SELECT contract_id AS "contractId", customer, product, to_char(start_date, 'YYYY-MM-DD') AS "startDate",
       to_char(end_date, 'YYYY-MM-DD') AS "endDate", amount, currency ${rows}) TO STDOUT WITH (FORMAT csv, HEADER)`;
   }
-  return `COPY (SELECT json_build_object('contractId', contract_id, 'customer', customer, 'product', product,
+  return copyJsonLinesOut(`SELECT json_build_object('contractId', contract_id, 'customer', customer, 'product', product,
       'startDate', to_char(start_date, 'YYYY-MM-DD'), 'endDate', to_char(end_date, 'YYYY-MM-DD'),
-      'amount', amount::text, 'currency', currency::text) ${rows}) TO STDOUT WITH (FORMAT csv, DELIMITER E'\\x02', QUOTE E'\\x01')`;
+      'amount', amount::text, 'currency', currency::text) ${rows}`);
 }
 
 export async function markExportBuilding(db: Queryable, exportId: string): Promise<void> {

@@ -4,18 +4,14 @@
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { to as copyTo } from 'pg-copy-streams';
-import type { Pool } from './db.ts';
+import { copyJsonLinesOut, type Pool } from './db.ts';
+import { checkedId } from './ids.ts';
 
-const VERSION_ID = /^ver_[0-9a-z]{20}$/;
-
-/** COPY takes no parameters: the id is checked against our id format before it is inlined. One
- * element per line, sent as CSV with a delimiter and quote JSON never contains (nothing escaped). */
+/** One element per line (COPY takes no parameters: the id is checked before it is inlined). */
 function errorsCopySql(versionId: string): string {
-  if (!VERSION_ID.test(versionId)) throw new Error(`not a version id: ${versionId}`);
-  return `COPY (SELECT '{"row":' || row_number || ',"field":' || to_json(field)::text || ',"code":' || to_json(code)::text
+  return copyJsonLinesOut(`SELECT '{"row":' || row_number || ',"field":' || to_json(field)::text || ',"code":' || to_json(code)::text
       || ',"message":' || to_json(message)::text || '}'
-    FROM version_errors WHERE version_id = '${versionId}' ORDER BY row_number, seq)
-    TO STDOUT WITH (FORMAT csv, DELIMITER E'\\x02', QUOTE E'\\x01')`;
+    FROM version_errors WHERE version_id = '${checkedId('ver', versionId)}' ORDER BY row_number, seq`);
 }
 
 /**
