@@ -6,7 +6,7 @@ import { authenticateKey, keyLabel } from '../../shared/apiKeys.ts';
 import { authenticateAccessToken } from '../../shared/oauth/accessTokens.ts';
 import { Problem } from '../../shared/problems.ts';
 import type { Deps } from '../operation.ts';
-import { ACCESS_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX, resourceOf } from '../oauth/provider.ts';
+import { ACCESS_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX, resourceMetadataOf, resourceOf } from '../oauth/provider.ts';
 import { principalOf, scopes, setPrincipal, type Scope } from '../principal.ts';
 import { sendProblem } from '../problemResponses.ts';
 
@@ -23,7 +23,7 @@ const details = {
 
 export function authenticate({ config, pool, meter }: Deps): RequestHandler {
   const resource = resourceOf(config);
-  const resourceMetadata = `${config.baseUrl}/.well-known/oauth-protected-resource/v1`;
+  const resourceMetadata = resourceMetadataOf(config);
 
   const refuse = (res: Response, detail: string, tokenPresented: boolean) => {
     const challenge = tokenPresented
@@ -81,7 +81,7 @@ export function authenticate({ config, pool, meter }: Deps): RequestHandler {
  * clients use to ask the person for more.
  */
 export function requireScope({ config }: Deps): RequestHandler {
-  const resourceMetadata = `${config.baseUrl}/.well-known/oauth-protected-resource/v1`;
+  const resourceMetadata = resourceMetadataOf(config);
   return (req, res, next) => {
     const needed: Scope = ['GET', 'HEAD'].includes(req.method) ? 'service.read' : 'service.write';
     if (principalOf(res).scopes.includes(needed)) return next();

@@ -31,7 +31,11 @@ export const lifetimes = {
 /** The provider's own routes, relative to its mount at /oauth. */
 export const oauthRoutes = { authorization: '/authorize', token: '/token', registration: '/register', revocation: '/revoke' } as const;
 
+/** The one protected resource (RFC 8707 indicator and token audience): the API. */
 export const resourceOf = (config: Config) => `${config.baseUrl}/v1`;
+/** Where the API's RFC 9728 metadata is served (also at the root, see the metadata routes). */
+export const PROTECTED_RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource/v1';
+export const resourceMetadataOf = (config: Config) => `${config.baseUrl}${PROTECTED_RESOURCE_METADATA_PATH}`;
 
 export type AuthorizationServer = Provider;
 

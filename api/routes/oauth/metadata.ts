@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import type { Config } from '../../../shared/config.ts';
 import { defineOperation } from '../../operation.ts';
+import { PROTECTED_RESOURCE_METADATA_PATH, resourceOf } from '../../oauth/provider.ts';
 import { scopes } from '../../principal.ts';
 
 const AuthorizationServerMetadata = z
@@ -52,7 +53,7 @@ export function authorizationServerMetadata(config: Config): z.infer<typeof Auth
 
 export function protectedResourceMetadata(config: Config): z.infer<typeof ProtectedResourceMetadata> {
   return {
-    resource: `${config.baseUrl}/v1`,
+    resource: resourceOf(config),
     authorization_servers: [config.baseUrl],
     scopes_supported: [...scopes],
     bearer_methods_supported: ['header'],
@@ -94,5 +95,5 @@ const protectedResource = (path: string, operationId: string) =>
     body: protectedResourceMetadata,
   });
 
-export const getProtectedResourceMetadata = protectedResource('/.well-known/oauth-protected-resource/v1', 'getProtectedResourceMetadata');
+export const getProtectedResourceMetadata = protectedResource(PROTECTED_RESOURCE_METADATA_PATH, 'getProtectedResourceMetadata');
 export const getProtectedResourceMetadataRoot = protectedResource('/.well-known/oauth-protected-resource', 'getProtectedResourceMetadataAtRoot');
