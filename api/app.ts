@@ -2,7 +2,7 @@
 // order the contract fixes (authentication, scope, idempotency, then routing).
 import express, { type Response, type Router } from 'express';
 import type { StreamedAnswer } from '../shared/idempotency.ts';
-import { sendValidationProblem } from './routes/versions/render.ts';
+import { replayValidationProblem } from './routes/versions/render.ts';
 import { authenticate, requireScope } from './filters/authenticate.ts';
 import { refuseBrowserPreflight } from './filters/browserOrigins.ts';
 import { idempotency } from './filters/idempotency.ts';
@@ -56,7 +56,7 @@ export function createApp(deps: Deps): express.Express {
   app.use('/oauth', (req, res, next) => (offered.test(req.path) ? serveOAuth(req, res) : next()));
 
   const v1 = express.Router({ strict: false });
-  const renderStreamed = (res: Response, answer: StreamedAnswer) => sendValidationProblem(res, deps.pool, config.errorsBase, answer.validationProblemOf);
+  const renderStreamed = (res: Response, answer: StreamedAnswer) => replayValidationProblem(res, deps.pool, config.errorsBase, answer.validationProblemOf);
   v1.use(refuseBrowserPreflight(deps), authenticate(deps), requireScope(deps), idempotency(deps, renderStreamed));
   mount(v1, operations.filter((op) => op.surface === 'v1'), deps, '/v1');
   v1.use(notFound());

@@ -13,11 +13,11 @@ import { createVersion, deleteVersion, FINISHED, findVersion, recordBytesTotal, 
 import { parseOrThrow, readJsonBody } from '../../body.ts';
 import { defineOperation, type Deps } from '../../operation.ts';
 import { tenantOf } from '../../principal.ts';
-import { PROBLEM_CONTENT_TYPE, requestPath } from '../../problemResponses.ts';
+import { requestPath } from '../../problemResponses.ts';
 import { DatasetIdParams } from '../datasets/schemas.ts';
 import { keepStreamedAnswer } from '../../filters/idempotency.ts';
 import { StreamedJson } from '../../streamedJson.ts';
-import { problemOf, renderVersion, sendValidationProblem, VersionSchema } from './render.ts';
+import { hasValidationProblem, problemOf, renderVersion, sendValidationProblem, VersionSchema } from './render.ts';
 
 const DEFAULT_WAIT_S = 30;
 const MAX_WAIT_S = 300;
@@ -176,15 +176,14 @@ export default defineOperation({
     });
 
     res.set('Preference-Applied', `wait=${wait}`);
+    if (hasValidationProblem(version)) {
+      // Kept for replay as a reference to the version: the errors are streamed, never held whole.
+      const failed = version;
+      return sendValidationProblem(res, deps.pool, deps.config.errorsBase, failed, () => keepStreamedAnswer(res, { validationProblemOf: failed.id }));
+    }
     const location = `${deps.config.baseUrl}/v1/datasets/${dataset.id}/versions/${version.id}`;
     const streamed = new StreamedJson();
     const body = renderVersion(deps.pool, version, deps.config.errorsBase, streamed);
-    if (body.problem?.['status'] === 422) {
-      // Kept for replay as a reference to the version: the errors are streamed, never held whole.
-      res.status(422).type(PROBLEM_CONTENT_TYPE);
-      await keepStreamedAnswer(res, { validationProblemOf: version.id });
-      return sendValidationProblem(res, deps.pool, deps.config.errorsBase, version.id);
-    }
     if (body.problem) throw problemOf(body.problem);
     res.status(FINISHED.includes(version.status) ? 201 : 202).location(location);
     await streamed.send(res, body);

@@ -71,15 +71,31 @@ export function problemOf(document: Record<string, unknown>): Problem {
   return new Problem(name, String(detail), { extensions });
 }
 
+export const hasValidationProblem = (version: VersionRecord) => version.status === 'failed' && version.problem?.type === 'ingest-validation-failed';
+
 /**
- * Sends a version's 422 (every row error, streamed): the answer to the version's creation, and its
- * replay for the same Idempotency-Key, which renders the same bytes from the same stored rows.
+ * Sends a failed version's 422 with every row error, streamed: the answer to the version's
+ * creation (`beforeStreaming` runs once status and headers are set) and, rendered again from the
+ * same stored rows, its idempotent replay.
  */
-export async function sendValidationProblem(res: Response, pool: Pool, errorsBase: string, versionId: string): Promise<void> {
-  const version = await versionById(pool, versionId);
+export async function sendValidationProblem(
+  res: Response,
+  pool: Pool,
+  errorsBase: string,
+  version: VersionRecord,
+  beforeStreaming?: () => Promise<void>,
+): Promise<void> {
+  if (!hasValidationProblem(version)) throw new Error(`version ${version.id} has no validation problem`);
   const streamed = new StreamedJson();
-  const problem = version && versionProblem(pool, version, errorsBase, streamed);
-  if (!problem || problem['status'] !== 422) throw new Error(`version ${versionId} has no validation problem`);
+  const problem = versionProblem(pool, version, errorsBase, streamed);
   res.status(422).type(PROBLEM_CONTENT_TYPE);
+  await beforeStreaming?.();
   await streamed.send(res, problem);
+}
+
+/** The replay of a version's 422 kept by reference (see keepStreamedAnswer). */
+export async function replayValidationProblem(res: Response, pool: Pool, errorsBase: string, versionId: string): Promise<void> {
+  const version = await versionById(pool, versionId);
+  if (!version) throw new Error(`version ${versionId} is gone`);
+  await sendValidationProblem(res, pool, errorsBase, version);
 }
