@@ -5,6 +5,7 @@ import { exportById, exportPath } from '../../../shared/exports.ts';
 import { Problem } from '../../../shared/problems.ts';
 import { signatureValid, signingSecret } from '../../../shared/signedUrls.ts';
 import { defineOperation } from '../../operation.ts';
+import { SignedUrlQuery } from '../../schemas.ts';
 import { sendExportFile } from './render.ts';
 
 export default defineOperation({
@@ -16,7 +17,7 @@ export default defineOperation({
   summary: 'Download an export through its signed URL',
   description: 'No credential: the signature is the permission. 403 for a bad or expired signature.',
   params: z.object({ exportId: z.string().min(1).max(100) }),
-  query: z.object({ expires: z.string().optional(), signature: z.string().optional() }),
+  query: SignedUrlQuery,
   responses: { 200: { description: 'The file.', contentType: 'text/csv', schema: z.string() } },
   problems: ['forbidden', 'conflict'],
   async handle({ res, deps, params, query }) {

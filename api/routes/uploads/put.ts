@@ -6,6 +6,7 @@ import { Problem } from '../../../shared/problems.ts';
 import { signatureValid, signingSecret } from '../../../shared/signedUrls.ts';
 import { attachBlob, findUpload, uploadPath } from '../../../shared/uploads.ts';
 import { defineOperation } from '../../operation.ts';
+import { SignedUrlQuery } from '../../schemas.ts';
 
 const forbidden = () => new Problem('forbidden', 'The upload URL is not valid or has expired. Request a new one.');
 const used = () => new Problem('conflict', 'This upload was already used by a version; request a new upload URL.');
@@ -19,7 +20,7 @@ export default defineOperation({
   summary: 'Upload the file to a signed URL',
   description: 'The raw file as the body. 403 for a bad or expired signature, 413 over maxBytes, 409 once the upload was used.',
   params: z.object({ uploadId: z.string().min(1).max(100) }),
-  query: z.object({ expires: z.string().optional(), signature: z.string().optional() }),
+  query: SignedUrlQuery,
   otherBodies: { 'text/csv': { schema: z.string().meta({ description: 'The CSV file.' }) } },
   responses: {
     200: {
