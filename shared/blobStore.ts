@@ -4,7 +4,7 @@
 import type { Readable } from 'node:stream';
 import type { Config } from './config.ts';
 import type { Pool } from './db.ts';
-import type { StoredBlob } from './blobs.ts';
+import { type StoredBlob, WriterHeartbeat } from './blobs.ts';
 import { createPostgresBlobStore } from './postgresBlobStore.ts';
 
 export type BlobSource = Readable | AsyncIterable<Buffer> | Iterable<Buffer>;
@@ -31,7 +31,8 @@ export type BlobStore = {
 
 /** The configured store. The S3 client is loaded only when it is used (it costs ~50 MiB of memory). */
 export async function createBlobStore(config: Config, pool: Pool): Promise<BlobStore> {
-  if (config.blobStore.kind !== 's3') return createPostgresBlobStore(pool);
+  const writers = new WriterHeartbeat(pool, config.blobHeartbeatMs);
+  if (config.blobStore.kind !== 's3') return createPostgresBlobStore(pool, writers, config.streamedBuildPatienceMs);
   const { createS3BlobStore } = await import('./s3BlobStore.ts');
-  return createS3BlobStore(config.blobStore, pool);
+  return createS3BlobStore(config.blobStore, pool, writers);
 }

@@ -24,6 +24,10 @@ const EnvSchema = z.object({
   S3_ACCESS_KEY_ID: z.string().min(1).optional(),
   S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
   TRUST_PROXY: z.enum(['true', 'false', '1', '0']).default('false'),
+  BLOB_HEARTBEAT_MS: z.coerce.number().int().min(10).default(5_000),
+  BLOB_WRITER_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
+  SWEEP_INTERVAL_MS: z.coerce.number().int().min(10).default(10_000),
+  STREAMED_BUILD_PATIENCE_MS: z.coerce.number().int().min(10).default(2_000),
 });
 
 /** The S3-compatible store's settings (BLOB_STORE=s3). Without keys, the AWS default chain applies. */
@@ -52,6 +56,14 @@ export type Config = {
   blobStore: { kind: 'postgres' } | S3Settings;
   /** Behind a TLS-terminating proxy: honour X-Forwarded-Proto/-Host/-For. */
   trustProxy: boolean;
+  /** How often a process refreshes the heartbeat of the files it is receiving. */
+  blobHeartbeatMs: number;
+  /** A file being received whose writer was not seen for this long was abandoned. */
+  blobWriterTimeoutMs: number;
+  /** How often each worker sweeps abandoned files (and the versions waiting for them). */
+  sweepIntervalMs: number;
+  /** How long a build following a file still streaming in waits for new bytes before handing its slot back. */
+  streamedBuildPatienceMs: number;
 };
 
 export class ConfigError extends Error {}
@@ -94,5 +106,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
           }
         : { kind: 'postgres' },
     trustProxy: e.TRUST_PROXY === 'true' || e.TRUST_PROXY === '1',
+    blobHeartbeatMs: e.BLOB_HEARTBEAT_MS,
+    blobWriterTimeoutMs: e.BLOB_WRITER_TIMEOUT_MS,
+    sweepIntervalMs: e.SWEEP_INTERVAL_MS,
+    streamedBuildPatienceMs: e.STREAMED_BUILD_PATIENCE_MS,
   };
 }

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { to as copyTo } from 'pg-copy-streams';
 import type { BlobSource, BlobStore } from './blobStore.ts';
-import { type StoredBlob, TooLarge } from './blobs.ts';
+import { completeBlob, insertBlob, type StoredBlob, TooLarge, WriterBehind, type WriterHeartbeat } from './blobs.ts';
 import type { Pool, Queryable } from './db.ts';
 import { newId } from './ids.ts';
 
@@ -16,10 +16,17 @@ export const CHUNK_BYTES = 1024 * 1024;
  * reader may follow the blob while it is written (`onCreated` tells its id as it starts); the
  * blob is complete once its size is set. An abandoned one is deleted, which tells such a reader.
  */
-async function writeBlob(db: Queryable, source: BlobSource, maxBytes: number, onCreated?: (id: string) => Promise<void>): Promise<StoredBlob> {
+async function writeBlob(
+  db: Queryable,
+  heartbeat: WriterHeartbeat,
+  source: BlobSource,
+  maxBytes: number,
+  onCreated?: (id: string) => Promise<void>,
+): Promise<StoredBlob> {
   const id = newId('blob');
   const hash = createHash('sha256');
-  await db.query('INSERT INTO blobs (id) VALUES ($1)', [id]);
+  await insertBlob(db, id);
+  heartbeat.add(id);
   let seq = 0;
   let bytes = 0;
   let pending: Buffer[] = [];
@@ -43,16 +50,17 @@ async function writeBlob(db: Queryable, source: BlobSource, maxBytes: number, on
     }
     await flush();
     const sha256 = hash.digest();
-    await db.query('UPDATE blobs SET bytes = $2, sha256 = $3 WHERE id = $1', [id, bytes, sha256]);
+    await completeBlob(db, id, bytes, sha256);
     return { id, bytes, sha256 };
   } catch (error) {
+    // If the database is away, the blob stays; its heartbeat has stopped, so the sweep removes it.
     await deleteBlob(db, id).catch(() => {});
     throw error;
+  } finally {
+    heartbeat.remove(id);
   }
 }
 
-/** How long a reader waits for the next chunk of a blob still being written before giving up. */
-const STALL_MS = 60_000;
 const POLL_MS = 10;
 
 /**
@@ -61,10 +69,11 @@ const POLL_MS = 10;
  * back, which breaks bytes that are not UTF-8 and characters split across two chunks), read
  * ahead while the caller works, with the stream's backpressure bounding memory. A blob still
  * being written is followed: each pass copies the chunks written so far, until the blob is
- * complete; it fails if the blob is deleted (its upload failed) or stalls. Stopping early
- * discards the connection (it may be mid-COPY).
+ * complete; it fails if the blob is deleted (its upload failed), and throws WriterBehind when the
+ * writer sends nothing new for `patienceMs` (the reader hands its place back rather than wait on
+ * a slow client). Stopping early discards the connection (it may be mid-COPY).
  */
-async function* readBlob(pool: Pool, id: string): AsyncGenerator<Buffer> {
+async function* readBlob(pool: Pool, id: string, patienceMs: number): AsyncGenerator<Buffer> {
   const client = await pool.connect();
   let finished = false;
   try {
@@ -81,7 +90,7 @@ async function* readBlob(pool: Pool, id: string): AsyncGenerator<Buffer> {
       yield* copyFieldBytes(copy, () => seq++);
       if (complete) break;
       if (seq > before) lastChunkAt = Date.now();
-      else if (Date.now() - lastChunkAt > STALL_MS) throw new Error(`blob ${id}: no new bytes for ${STALL_MS / 1000} s`);
+      else if (Date.now() - lastChunkAt > patienceMs) throw new WriterBehind(id, patienceMs);
       else await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
     finished = true;
@@ -143,13 +152,13 @@ async function deleteBlob(db: Queryable, id: string): Promise<void> {
   await db.query('DELETE FROM blobs WHERE id = $1', [id]);
 }
 
-export function createPostgresBlobStore(pool: Pool): BlobStore {
+export function createPostgresBlobStore(pool: Pool, writers: WriterHeartbeat, patienceMs: number): BlobStore {
   return {
     kind: 'postgres',
-    write: (source, maxBytes, onCreated) => writeBlob(pool, source, maxBytes, onCreated),
+    write: (source, maxBytes, onCreated) => writeBlob(pool, writers, source, maxBytes, onCreated),
     readsWhileWritten: true,
-    read: (id) => readBlob(pool, id),
+    read: (id) => readBlob(pool, id, patienceMs),
     delete: (id) => deleteBlob(pool, id),
-    close: async () => {},
+    close: async () => writers.stop(),
   };
 }

@@ -8,7 +8,7 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { createHash } from 'node:crypto';
 import { PassThrough, type Readable } from 'node:stream';
 import type { BlobSource, BlobStore } from './blobStore.ts';
-import { TooLarge } from './blobs.ts';
+import { completeBlob, insertBlob, TooLarge, type WriterHeartbeat } from './blobs.ts';
 import type { S3Settings } from './config.ts';
 import type { Pool } from './db.ts';
 import { newId } from './ids.ts';
@@ -31,7 +31,7 @@ const isMissing = (error: unknown) => {
   return e?.name === 'NotFound' || e?.name === 'NoSuchKey' || e?.$metadata?.httpStatusCode === 404;
 };
 
-export function createS3BlobStore(settings: S3Settings, pool: Pool): BlobStore {
+export function createS3BlobStore(settings: S3Settings, pool: Pool, writers: WriterHeartbeat): BlobStore {
   const s3 = createS3Client(settings);
   const Bucket = settings.bucket;
 
@@ -44,7 +44,8 @@ export function createS3BlobStore(settings: S3Settings, pool: Pool): BlobStore {
     kind: 's3',
     async write(source: BlobSource, maxBytes: number) {
       const id = newId('blob');
-      await pool.query('INSERT INTO blobs (id) VALUES ($1)', [id]);
+      await insertBlob(pool, id);
+      writers.add(id);
       const hash = createHash('sha256');
       const body = new PassThrough();
       let bytes = 0;
@@ -70,9 +71,11 @@ export function createS3BlobStore(settings: S3Settings, pool: Pool): BlobStore {
         await upload.abort().catch(() => {});
         await remove(id).catch(() => {});
         throw fed ?? error;
+      } finally {
+        writers.remove(id);
       }
       const sha256 = hash.digest();
-      await pool.query('UPDATE blobs SET bytes = $2, sha256 = $3 WHERE id = $1', [id, bytes, sha256]);
+      await completeBlob(pool, id, bytes, sha256);
       return { id, bytes, sha256 };
     },
     async *read(id: string) {
@@ -104,6 +107,9 @@ export function createS3BlobStore(settings: S3Settings, pool: Pool): BlobStore {
       });
       return getSignedUrl(s3, command, { expiresIn: expiresSeconds });
     },
-    close: async () => s3.destroy(),
+    close: async () => {
+      writers.stop();
+      s3.destroy();
+    },
   };
 }

@@ -84,6 +84,15 @@ export async function createVersion(
   return version;
 }
 
+/**
+ * Another build job for a version whose file streamed in: its first build may have handed its
+ * slot back while the file was still arriving (deferBuild), and runs again now that it is whole.
+ * If the first build is still running, this job finds the version finished and ends at once.
+ */
+export async function requeueBuild(boss: PgBoss, version: { id: string; datasetId: string }): Promise<void> {
+  await boss.send(queues.buildVersion, { versionId: version.id }, { group: { id: version.datasetId } });
+}
+
 /** A version created while its file streamed in: the file's size, once known. */
 export async function recordBytesTotal(db: Queryable, versionId: string, bytes: number): Promise<void> {
   await db.query('UPDATE versions SET bytes_total = $2 WHERE id = $1', [versionId, bytes]);
@@ -155,6 +164,15 @@ export async function startBuild(db: Queryable, versionId: string): Promise<void
   await db.query('DELETE FROM version_errors WHERE version_id = $1', [versionId]);
 }
 
+/**
+ * The build caught up with a file still arriving slowly and handed its slot back: the version
+ * waits, queued, for the job sent when the file is whole (requeueBuild), or for the sweep if its
+ * writer dies.
+ */
+export async function deferBuild(db: Queryable, versionId: string): Promise<void> {
+  await db.query(`UPDATE versions SET status = 'queued', rows_processed = 0, bytes_processed = 0 WHERE id = $1 AND status = 'building'`, [versionId]);
+}
+
 export async function recordProgress(db: Queryable, versionId: string, seen: { rows: number; bytes: number }): Promise<void> {
   await db.query('UPDATE versions SET rows_processed = $2, bytes_processed = $3 WHERE id = $1', [versionId, seen.rows, seen.bytes]);
 }
@@ -201,4 +219,21 @@ export async function rejectedRowCount(db: Queryable, versionId: string): Promis
     versionId,
   ]);
   return rows[0]!.rejected;
+}
+
+/** Fails the unfinished versions built from these files, whose upload never completed. */
+export async function failVersionsOfAbandonedFiles(db: Queryable, blobIds: string[]): Promise<string[]> {
+  const problem: StoredProblem = {
+    type: 'internal',
+    detail: 'The file was not received whole: the service lost the upload while receiving it. Upload the file again.',
+    errorCount: 0,
+  };
+  const { rows } = await db.query<{ id: string }>(
+    `WITH done AS (
+       UPDATE versions SET status = 'failed', problem = $2, completed_at = clock_timestamp()
+       WHERE blob_id = ANY($1) AND status IN ('queued', 'building') RETURNING id)
+     SELECT id, pg_notify($3, id) FROM done`,
+    [blobIds, JSON.stringify(problem), VERSION_FINISHED_CHANNEL],
+  );
+  return rows.map((r) => r.id);
 }

@@ -99,7 +99,7 @@ describe('authentication filter (spec §5)', () => {
         meter: new UsageMeter(deadPool, log, 60_000),
         boss: new PgBoss(deadUrl),
         outcomes: new VersionOutcomes(deadUrl, log),
-        blobs: (await import('../shared/postgresBlobStore.ts')).createPostgresBlobStore(deadPool),
+        blobs: await (await import('../shared/blobStore.ts')).createBlobStore({ ...svc.config, blobStore: { kind: 'postgres' } }, deadPool),
         oauth: svc.api.oauth,
       }),
     );

@@ -12,6 +12,7 @@ import { buildVersion } from './jobs/buildVersion.ts';
 import { purgeIdempotencyKeys } from './jobs/purgeIdempotencyKeys.ts';
 import { purgeStaleFiles } from './jobs/purgeStaleFiles.ts';
 import { purgeOAuthRecords } from './jobs/purgeOAuthRecords.ts';
+import { sweepAbandonedFiles } from './jobs/sweepAbandonedFiles.ts';
 
 /**
  * `concurrency` build consumers. pg-boss fetches the next job after a poll delay unless the worker
@@ -42,6 +43,20 @@ async function workBuilds(
   }
 }
 
+/** Runs `task` every `everyMs`, one run at a time; a failed run is logged and the next one tries again. */
+function periodically(task: () => Promise<void>, everyMs: number, log: Logger, failed: string): { stop(): void } {
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    task()
+      .catch((error: unknown) => log.warn({ err: error }, failed))
+      .finally(() => (running = false));
+  }, everyMs);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
+}
+
 export type RunningWorker = { boss: PgBoss; pool: Pool; stop(): Promise<void> };
 
 export async function startWorker(config: Config, databaseUrl: string, log: Logger): Promise<RunningWorker> {
@@ -65,10 +80,13 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
     throw error;
   }
   meter.start();
+  // Not a pg-boss schedule: those run once a minute at best, and an abandoned upload must fail sooner.
+  const sweep = periodically(sweepAbandonedFiles(pool, blobs, log, config.blobWriterTimeoutMs), config.sweepIntervalMs, log, 'sweep of abandoned files failed');
   log.info('worker started');
 
   const stop = async () => {
     // Graceful: no new jobs are fetched; running ones get the shutdown timeout to finish.
+    sweep.stop();
     await boss.stop({ graceful: true, timeout: config.shutdownTimeoutMs });
     // Connections pg-boss is still closing may report the database going away; that is expected now.
     boss.removeAllListeners('error').on('error', () => {});

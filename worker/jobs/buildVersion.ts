@@ -7,6 +7,7 @@
 import type { Job } from 'pg-boss';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { BlobStore } from '../../shared/blobStore.ts';
+import { WriterBehind } from '../../shared/blobs.ts';
 import { cancelRunningStatement, type Pool } from '../../shared/db.ts';
 import { COPY_COLUMNS } from '../../shared/ingest/contractRow.ts';
 import { findDuplicates } from '../../shared/ingest/duplicates.ts';
@@ -20,6 +21,7 @@ import type { UsageMeter } from '../../shared/usage.ts';
 import {
   activateVersion,
   claimBuild,
+  deferBuild,
   FINISHED,
   finishVersion,
   recordProgress,
@@ -41,6 +43,13 @@ export function buildVersion(pool: Pool, blobs: BlobStore, meter: UsageMeter, lo
     try {
       await build(pool, blobs, meter, log, version, job!.signal);
     } catch (error) {
+      if (error instanceof WriterBehind) {
+        // The file arrives slowly: this slot goes to other builds; the job sent when the file is
+        // whole builds it (a slow client costs its own request only).
+        await deferBuild(pool, versionId);
+        log.info({ versionId }, 'build deferred until its file has arrived');
+        return;
+      }
       log.error({ err: error, versionId, attempt: job!.retryCount }, 'build failed');
       if (job!.retryCount >= BUILD_RETRY_LIMIT) {
         await finishVersion(pool, versionId, 'failed', { type: 'internal', detail: 'The version could not be built. Upload the file again.', errorCount: 0 });

@@ -9,7 +9,7 @@ import { datasetNotFound, findDataset } from '../../../shared/datasets.ts';
 import { withTransaction } from '../../../shared/db.ts';
 import { badRequest, Problem } from '../../../shared/problems.ts';
 import { findUpload, markUploaded, useUpload } from '../../../shared/uploads.ts';
-import { createVersion, deleteVersion, FINISHED, findVersion, recordBytesTotal, type VersionRecord } from '../../../shared/versions.ts';
+import { createVersion, deleteVersion, FINISHED, findVersion, recordBytesTotal, requeueBuild, type VersionRecord } from '../../../shared/versions.ts';
 import { parseOrThrow, readJsonBody } from '../../body.ts';
 import { defineOperation, type Deps } from '../../operation.ts';
 import { tenantOf } from '../../principal.ts';
@@ -74,8 +74,9 @@ async function recordDirectUpload(deps: Deps, uploadId: string, datasetId: strin
 /**
  * A text/csv body with a store that can be read while written: the version and its build job
  * are created as the first bytes arrive, so the worker builds while the file still streams in.
- * If the body fails (413, a dropped connection), the store deletes the blob and the version is
- * removed, as if never created.
+ * A build that catches up with a slow body hands its slot back; a second job, sent once the body is
+ * whole, builds it then. If the body fails (413, a dropped connection), the store deletes the blob
+ * and the version is removed, as if never created (if the database is away, the sweep fails it).
  */
 async function versionWhileStreaming(req: Request, deps: Deps, datasetId: string): Promise<VersionRecord> {
   const max = deps.config.maxUploadBytes;
@@ -89,6 +90,7 @@ async function versionWhileStreaming(req: Request, deps: Deps, datasetId: string
       );
     });
     if (declared !== blob.bytes) await recordBytesTotal(deps.pool, version!.id, blob.bytes);
+    await requeueBuild(deps.boss, version!);
     return version!;
   } catch (error) {
     if (version) await deleteVersion(deps.pool, version.id);

@@ -1,0 +1,19 @@
+// Every few seconds in each worker: files whose receiving process stopped its heartbeat (it died,
+// or lost its database) are deleted, and the versions waiting for them fail with a problem, so
+// that no version stays `building` for a file that will never arrive. Idempotent: several
+// workers may sweep at once.
+import type { BlobStore } from '../../shared/blobStore.ts';
+import { abandonedBlobs } from '../../shared/blobs.ts';
+import type { Pool } from '../../shared/db.ts';
+import type { Logger } from '../../shared/log.ts';
+import { failVersionsOfAbandonedFiles } from '../../shared/versions.ts';
+
+export function sweepAbandonedFiles(pool: Pool, blobs: BlobStore, log: Logger, staleMs: number) {
+  return async (): Promise<void> => {
+    const blobIds = await abandonedBlobs(pool, staleMs);
+    if (blobIds.length === 0) return;
+    const versionIds = await failVersionsOfAbandonedFiles(pool, blobIds);
+    for (const id of blobIds) await blobs.delete(id);
+    log.warn({ blobIds, versionIds }, 'abandoned uploads swept');
+  };
+}
