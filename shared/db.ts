@@ -17,8 +17,12 @@ export function createPool(connectionString: string, max: number, applicationNam
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
   });
-  // An idle client losing its connection must not crash the process; the next query reports it.
+  // A connection lost (a database restart, a network cut) is reported to whatever query or COPY
+  // stream was using it; node-postgres also emits it as an 'error' event on the client, and on the
+  // pool for an idle client, which with no listener would end the process. Those events say
+  // nothing the failing query does not, so they are only absorbed here.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   return pool;
 }
 

@@ -79,9 +79,9 @@ async function loadEmbeddedPostgres() {
   return EmbeddedPostgres;
 }
 
-/** Starts an embedded PostgreSQL in `dir` (initialising it on first use) on a free port. */
-export async function startEmbeddedPostgres(dir: string, log: Logger): Promise<{ port: number; stop(): Promise<void> }> {
-  const port = await freePort();
+/** Starts an embedded PostgreSQL in `dir` (initialising it on first use) on `port`, or a free one. */
+export async function startEmbeddedPostgres(dir: string, log: Logger, port?: number): Promise<{ port: number; stop(): Promise<void> }> {
+  port ??= await freePort();
   await mkdir(dir, { recursive: true });
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
