@@ -71,6 +71,11 @@ export async function benchApi(): Promise<void> {
 
 /** An access token for the bench account, through registration, the person's pages and the code exchange. */
 async function oauthToken(base: string, invitationCode: string): Promise<string> {
+  return (await oauthGrant(base, invitationCode, 'bench@bench.example')).access_token!;
+}
+
+/** A grant for an invited person: the token answer (access and refresh token) and the client's id. */
+export async function oauthGrant(base: string, invitationCode: string, email: string): Promise<Record<string, string>> {
   const redirectUri = 'http://127.0.0.1:9/callback';
   const post = async (path: string, init: { json?: unknown; form?: Record<string, string> }) => {
     const res = await fetch(base + path, {
@@ -85,9 +90,9 @@ async function oauthToken(base: string, invitationCode: string): Promise<string>
   const challenge = createHash('sha256').update(verifier).digest('base64url');
   const query = new URLSearchParams({ client_id: client_id!, redirect_uri: redirectUri, response_type: 'code', scope: 'service.read', code_challenge: challenge, code_challenge_method: 'S256' });
   const page = await new PageBrowser(base).approve(`${base}/oauth/authorize?${query}`, {
-    person: { email: 'bench@bench.example', password: 'bench-password', signUp: true, invitationCode },
+    person: { email, password: 'bench-password', signUp: true, invitationCode },
   });
   const code = callbackParams(page, redirectUri).get('code')!;
   const tokens = await post('/oauth/token', { form: { grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: verifier, client_id: client_id! } });
-  return tokens['access_token']!;
+  return { ...tokens, client_id: client_id! };
 }

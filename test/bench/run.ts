@@ -1,16 +1,19 @@
 // `npm run bench -- <scenario> [options]`: benchmarks that print a table against a baseline
-// measured in the same run. Scenarios: api, ingest [--rows N] [--large], export, errors [--rows N].
+// measured in the same run. Scenarios: api, ingest [--rows N] [--large], export, errors [--rows N],
+// soak [--seconds N].
 import { startTestDatabaseServer, stopTestDatabaseServer } from '../setup/database.ts';
 import { benchApi } from './api.ts';
 import { benchErrors } from './errors.ts';
 import { benchExport } from './export.ts';
 import { benchIngest } from './ingest.ts';
+import { benchSoak } from './soak.ts';
 
 const scenarios: Record<string, () => Promise<void>> = {
   api: benchApi,
   ingest: () => benchIngest(process.argv.slice(3)),
   export: benchExport,
   errors: () => benchErrors(process.argv.slice(3)),
+  soak: () => benchSoak(process.argv.slice(3)),
 };
 const name = process.argv[2] ?? 'api';
 const scenario = scenarios[name];

@@ -54,7 +54,7 @@ export async function startServer(
 
 export async function stopServers(children: ChildProcess[]): Promise<void> {
   for (const child of children) child.kill('SIGTERM');
-  await Promise.all(children.map((child) => (child.exitCode === null ? once(child, 'exit') : undefined)));
+  await Promise.all(children.map((child) => (child.exitCode === null && child.signalCode === null ? once(child, 'exit') : undefined)));
 }
 
 /** Peak resident set size of a process so far (VmHWM), in MiB. */
