@@ -9,8 +9,8 @@ import { parseContracts } from '../shared/ingest/parseContracts.ts';
 import { csvParse, fast } from './support/csv.ts';
 
 /** Each property runs until this many runs or this many milliseconds, whichever comes first. */
-const RUNS = 2000;
-const TIME_MS = 1500;
+const RUNS = 10_000;
+const TIME_MS = 1000;
 const bounded = { numRuns: RUNS, plugins: [fc.interruptAfterTimeLimit(TIME_MS)] };
 
 const TEXT_PIECES = ['"', '""', ',', ';', '\t', '\n', '\r\n', '\r', 'a', 'bc', ' ', 'é', '€', '😀', '\uFFFD', '\u0000', '\uD800', 'x"y'];
