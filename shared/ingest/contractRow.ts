@@ -153,8 +153,7 @@ export class RowValidator {
     let customer = this.cell(cells, 'customer');
     if (customer === null) {
       if (!this.nulCustomer) this.fail('customer', 'required', 'customer is required.');
-    }
-    else if (tooLong(customer)) {
+    } else if (tooLong(customer)) {
       this.fail('customer', 'too_long', `customer is longer than ${MAX_TEXT} characters.`);
       customer = null;
     }
