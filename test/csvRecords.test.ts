@@ -1,36 +1,6 @@
 import { expect } from 'chai';
-import { parse } from 'csv-parse/sync';
 import { CsvRecords } from '../shared/ingest/csvRecords.ts';
-
-type Read = Array<string[] | 'malformed'>;
-
-/** What csv-parse makes of `text`, with the options the ingest used it with before the fast reader. */
-function csvParse(text: string, delimiter: string): Read {
-  const out: Read = [];
-  parse(text, {
-    delimiter,
-    relax_column_count: true,
-    relax_quotes: true,
-    skip_empty_lines: false,
-    skip_records_with_error: true,
-    on_record: (cells: string[]) => void out.push(cells),
-    on_skip: () => void out.push('malformed'),
-  });
-  return out;
-}
-
-/** What the fast reader makes of `text`, fed in chunks of the given sizes (cycled). */
-function fast(text: string, delimiter: string, chunkSizes: number[] = [text.length || 1]): Read {
-  const out: Read = [];
-  const reader = new CsvRecords(delimiter, { record: (cells) => out.push(cells), malformed: () => out.push('malformed') });
-  for (let i = 0, k = 0; i < text.length; k++) {
-    const size = Math.max(1, chunkSizes[k % chunkSizes.length]!);
-    reader.push(text.slice(i, i + size));
-    i += size;
-  }
-  reader.end();
-  return out;
-}
+import { csvParse, fast } from './support/csv.ts';
 
 const TRICKY = [
   'a,b,c\n1,2,3\n',
@@ -63,6 +33,8 @@ const TRICKY = [
   'a,b\n\n',
   '\n\na,b\n',
   'a,b\n"é",ü€\n',
+  'a,b\r\n"x"\r\ny,z\r\n"q"\r',
+  'a,b\r\n"x"\ry,z\r\n',
 ];
 
 describe('the fast CSV reader, against csv-parse', () => {
@@ -91,6 +63,58 @@ describe('the fast CSV reader, against csv-parse', () => {
       expect(fast(text, delimiter), JSON.stringify(text)).to.deep.equal(expected);
       const sizes = [1 + Math.floor(random() * 5), 1 + Math.floor(random() * 5)];
       expect(fast(text, delimiter, sizes), `${JSON.stringify(text)} in chunks of ${sizes}`).to.deep.equal(expected);
+    }
+  });
+});
+
+describe('the fast CSV reader: records over the cap', () => {
+  const at = (text: string, cap: number) => [fast(text, ',', undefined, cap), fast(text, ',', [1], cap), fast(text, ',', [2, 5], cap)];
+
+  it('when a record has exactly the cap in bytes, then it is read; one byte more, then it is overlong, in its place', () => {
+    // 10 bytes: "é" is two, the record delimiter does not count.
+    for (const rd of ['\n', '\r\n', '\r']) {
+      const text = `h${rd}ab,cdé,fg${rd}ab,cdé,fgh${rd}x${rd}`;
+      for (const read of at(text, 10)) expect(read, JSON.stringify(text)).to.deep.equal([['h'], ['ab', 'cdé', 'fg'], 'overlong', ['x']]);
+    }
+  });
+
+  it('when an overlong record has quoted delimiters, line breaks and quotes, then the reader follows its quoting to its end and goes on', () => {
+    const text = 'h\n"a,\nb""\r\n,c",d\n"e\n",f\n\ng\n';
+    for (const read of at(text, 6)) expect(read).to.deep.equal([['h'], 'overlong', ['e\n', 'f'], [''], ['g']]);
+  });
+
+  it('when the file ends inside an overlong quoted value, then that record is overlong (not malformed); inside a short one, malformed', () => {
+    for (const read of at('h\n"abcdefgh\nij', 6)) expect(read).to.deep.equal([['h'], 'overlong']);
+    for (const read of at('h\n"ab\n', 6)) expect(read).to.deep.equal([['h'], 'malformed']);
+  });
+
+  it('when a CRLF file has a CR as data at a chunk boundary, then the bytes counted are exact', () => {
+    // Record 2 is "ab\rcd": 5 bytes, the CR data (no LF after it).
+    const text = 'h\r\nab\rcd\r\nx\r\n';
+    for (let cut = 1; cut < text.length; cut++) {
+      for (const cap of [4, 5]) {
+        const read = fast(text, ',', [cut, text.length], cap);
+        expect(read, `cut at ${cut}, cap ${cap}`).to.deep.equal([['h'], cap === 5 ? ['ab\rcd'] : 'overlong', ['x']]);
+      }
+    }
+  });
+
+  it('when the first record is overlong, then the record delimiter is still decided by its line break', () => {
+    for (const read of at('abcdefgh\r\nx\ny\r\n', 4)) expect(read).to.deep.equal(['overlong', ['x\ny']]);
+  });
+});
+
+describe('the fast CSV reader: time', () => {
+  it('when one chunk holds a million lines without a delimiter, or blank, then it is read in one pass (not searched to its end once a line)', () => {
+    for (const line of ['x\n', '\n']) {
+      let records = 0;
+      const reader = new CsvRecords(',', { record: () => void records++, malformed: () => {}, overlong: () => {} });
+      const started = performance.now();
+      reader.push(line.repeat(1_000_000));
+      reader.end();
+      expect(records).to.equal(1_000_000);
+      // About 50 ms; searching the rest of the chunk on every line takes minutes.
+      expect(performance.now() - started, JSON.stringify(line)).to.be.below(3000);
     }
   });
 });

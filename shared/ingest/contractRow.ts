@@ -89,6 +89,13 @@ export class RowValidator {
   private valid = true;
   private readonly start: ReadDate = { day: 0, month: 0 };
   private readonly end: ReadDate = { day: 0, month: 0 };
+  /**
+   * Set once the file is known to hold a NUL byte: until then no cell is searched for one. (No
+   * text column can store U+0000: it is reported, never sent to PostgreSQL.)
+   */
+  mayHoldNul = false;
+  /** The current row's customer held a NUL (reported as such, not as missing). */
+  private nulCustomer = false;
 
   constructor(
     map: ColumnMap,
@@ -104,11 +111,18 @@ export class RowValidator {
     this.tally = out.tally;
   }
 
+  /** The cell's trimmed text; null when absent, or when it holds a NUL (then reported). */
   private cell(cells: string[], column: Column): string | null {
     const i = this.map[column];
     if (i < 0) return null;
     const value = cells[i]!.trim();
-    return value === '' ? null : value;
+    if (value === '') return null;
+    if (this.mayHoldNul && value.includes('\0')) {
+      this.fail(column, 'invalid_character', `${column} holds the NUL character (U+0000), which cannot be stored.`);
+      if (column === 'customer') this.nulCustomer = true;
+      return null;
+    }
+    return value;
   }
 
   private fail(field: Column, code: string, message: string): void {
@@ -128,6 +142,7 @@ export class RowValidator {
     }
     this.row = row;
     this.valid = true;
+    this.nulCustomer = false;
     const read = this.read;
 
     let contractId = this.cell(cells, 'contractId');
@@ -136,8 +151,9 @@ export class RowValidator {
       contractId = null;
     }
     let customer = this.cell(cells, 'customer');
-    if (customer === null) this.fail('customer', 'required', 'customer is required.');
-    else if (tooLong(customer)) {
+    if (customer === null) {
+      if (!this.nulCustomer) this.fail('customer', 'required', 'customer is required.');
+    } else if (tooLong(customer)) {
       this.fail('customer', 'too_long', `customer is longer than ${MAX_TEXT} characters.`);
       customer = null;
     }

@@ -2,20 +2,20 @@
 // COPY stream (`COPY contract_rows (COPY_COLUMNS) FROM STDIN (FORMAT binary)`), and counts each
 // valid row into the tally. Every row error goes to `report` as it is found; the caller decides
 // what to keep. Rows are numbered as a spreadsheet shows them: the header is row 1, a blank line
-// keeps its number, a quoted value spanning lines is still one row.
+// keeps its number, a quoted value spanning lines is still one row, and so is a record too long
+// to be read. Time is linear in the file's size and memory bounded whatever its shape (see
+// csvRecords.ts); bad bytes are found on the bytes (see utf8Text.ts).
 import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { StringDecoder } from 'node:string_decoder';
 import { BinaryCopyWriter } from './binaryCopy.ts';
 import { mapHeader, RowValidator, type RowError } from './contractRow.ts';
-import { CsvRecords } from './csvRecords.ts';
+import { CsvRecords, MAX_RECORD_BYTES } from './csvRecords.ts';
 import type { Tally } from './tally.ts';
+import { Utf8Text } from './utf8Text.ts';
 
 const SNIFF_BYTES = 64 * 1024;
 const DECODE_BYTES = 64 * 1024;
 const DELIMITERS = [',', ';', '\t'] as const;
-/** What a decoder puts where bytes are not UTF-8. */
-const REPLACEMENT = '\uFFFD';
 
 export type ParseOutcome = { rows: number; bytes: number };
 
@@ -47,6 +47,8 @@ type ParseOptions = {
   progress?: (rows: number, bytes: number) => void;
   /** Aborts the parse (and the COPY it feeds). */
   signal?: AbortSignal;
+  /** A record longer than this (in bytes) is reported `row_too_long` and not read; 1 MiB by default. */
+  maxRecordBytes?: number;
 };
 
 export async function parseContracts(options: ParseOptions): Promise<ParseOutcome> {
@@ -80,63 +82,81 @@ async function parse(options: ParseOptions, iterator: AsyncIterator<Buffer>): Pr
   }
   let bytes = headBytes;
   const text = Buffer.concat(head).toString('utf8').replace(/^\uFEFF/, '');
-  if (text.trim() === '' && headBytes < SNIFF_BYTES) {
-    const more = await iterator.next();
-    if (more.done) {
-      report({ row: 1, field: '*', code: 'empty_file', message: 'The file is empty.' });
-      for (const batch of copy.finish()) options.sink.write(batch);
-      options.sink.end();
-      return { rows: 0, bytes };
-    }
-    head.push(more.value);
-    bytes += more.value.length;
-  }
   const delimiter = detectDelimiter(text.split(/\r?\n/, 1)[0] ?? '');
 
   let counter = 0;
   let rows = 0;
   let validator: RowValidator | undefined;
+  /** The first record was blank: the file is empty if nothing but blank lines follows. */
+  let blankHeader = false;
   let stopped = false;
-  let mayHaveBadBytes = false;
+  const decoder = new Utf8Text();
+  /** Whether a NUL byte was met: until then no cell can hold one, and none is looked at. */
+  let sawNul = false;
+  // Only rows read once bad bytes appeared need looking at (each became a lone surrogate).
+  const hasBadBytes = (cells: string[]) => decoder.sawBadBytes && cells.some((c) => !c.isWellFormed());
+
+  /** The header cannot be read: no row of the file can be. */
+  const noHeader = (error: Omit<RowError, 'row'>) => {
+    report({ row: 1, ...error });
+    stopped = true;
+  };
+  const missingColumn = () => noHeader({ field: 'customer', code: 'missing_column', message: 'The header has no customer column.' });
+
+  const header = (cells: string[]) => {
+    if (blankHeader) {
+      if (!isBlank(cells)) missingColumn();
+      return;
+    }
+    if (hasBadBytes(cells)) return noHeader({ field: '*', code: 'not_utf8', message: 'Row 1 has bytes that are not UTF-8.' });
+    if (isBlank(cells)) {
+      blankHeader = true;
+      return;
+    }
+    const map = mapHeader(cells);
+    if (map.customer < 0) return missingColumn();
+    validator = new RowValidator(map, cells.length, versionId, { report, copy, tally: options.tally });
+    validator.mayHoldNul = sawNul;
+  };
 
   const onRecord = (cells: string[]) => {
     const row = ++counter;
     if (stopped) return;
     rows = row;
-    if (mayHaveBadBytes && cells.some((c) => c.includes(REPLACEMENT))) {
+    if (!validator) return header(cells);
+    if (hasBadBytes(cells)) {
       report({ row, field: '*', code: 'not_utf8', message: `Row ${row} has bytes that are not UTF-8.` });
-      return;
-    }
-    if (!validator) {
-      const map = mapHeader(cells);
-      if (map.customer < 0) {
-        report({ row: 1, field: 'customer', code: 'missing_column', message: 'The header has no customer column.' });
-        stopped = true;
-        return;
-      }
-      validator = new RowValidator(map, cells.length, versionId, { report, copy, tally: options.tally });
       return;
     }
     if (isBlank(cells)) return; // a blank line: skipped, numbered
     validator.check(cells, row);
   };
-  const records = new CsvRecords(delimiter, {
-    record: onRecord,
-    malformed: (reason) => {
-      const row = ++counter;
-      report({ row, field: '*', code: 'malformed_row', message: `Row ${row} is not valid CSV: ${reason}.` });
+  /** A record that could not be read at all (overlong, or cut by the end of the file inside quotes). */
+  const unreadable = (error: Omit<RowError, 'row' | 'message'>, message: (row: number) => string) => {
+    const row = ++counter;
+    if (stopped) return;
+    rows = row;
+    if (validator) report({ row, ...error, message: message(row) });
+    else if (blankHeader) missingColumn();
+    else noHeader({ ...error, message: message(row) });
+  };
+  const maxRecordBytes = options.maxRecordBytes ?? MAX_RECORD_BYTES;
+  const records = new CsvRecords(
+    delimiter,
+    {
+      record: onRecord,
+      malformed: (reason) => unreadable({ field: '*', code: 'malformed_row' }, (row) => `Row ${row} is not valid CSV: ${reason}.`),
+      overlong: () => unreadable({ field: '*', code: 'row_too_long' }, (row) => `Row ${row} is longer than ${sizeText(maxRecordBytes)}; it was not read.`),
     },
-  });
+    { maxRecordBytes },
+  );
 
-  const decoder = new StringDecoder('utf8');
   let first = true;
   const read = (chunk: string) => {
     if (first && chunk.length > 0) {
       first = false;
       if (chunk.charCodeAt(0) === 0xfeff) chunk = chunk.slice(1);
     }
-    // Only rows read after a replacement character appeared need looking at.
-    if (!mayHaveBadBytes && chunk.includes(REPLACEMENT)) mayHaveBadBytes = true;
     records.push(chunk);
   };
   async function* copyRows(): AsyncGenerator<Buffer> {
@@ -145,7 +165,12 @@ async function parse(options: ParseOptions, iterator: AsyncIterator<Buffer>): Pr
       // In slices: a string of a whole 1 MiB chunk would be allocated outside the young
       // generation and freed only by a full collection, which lets the heap grow by tens of MiB.
       for (let at = 0; at < chunk.length; at += DECODE_BYTES) {
-        read(decoder.write(chunk.subarray(at, at + DECODE_BYTES)));
+        const slice = chunk.subarray(at, at + DECODE_BYTES);
+        if (!sawNul && slice.includes(0)) {
+          sawNul = true;
+          if (validator) validator.mayHoldNul = true;
+        }
+        read(decoder.write(slice));
         yield* copy.take();
         // A file of bad rows reports faster than its errors are stored: wait, so they do not pile up.
         const behind = options.reportsBehind?.();
@@ -159,12 +184,14 @@ async function parse(options: ParseOptions, iterator: AsyncIterator<Buffer>): Pr
   }
 
   await pipeline(Readable.from(copyRows(), { objectMode: false }), options.sink, ...(options.signal ? [{ signal: options.signal }] : []));
-  if (!validator && !stopped && rows === 0) {
+  if (!validator && !stopped) {
     report({ row: 1, field: '*', code: 'empty_file', message: 'The file is empty.' });
   }
   options.progress?.(rows, bytes);
   return { rows: Math.max(rows - 1, 0), bytes };
 }
+
+const sizeText = (bytes: number) => (bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`);
 
 /** Every cell empty or whitespace. */
 function isBlank(cells: string[]): boolean {

@@ -1,0 +1,41 @@
+// The CSV reader and csv-parse side by side, for the differential tests and the fuzzing.
+import { parse } from 'csv-parse/sync';
+import { CsvRecords } from '../../shared/ingest/csvRecords.ts';
+
+export type Read = Array<string[] | 'malformed' | 'overlong'>;
+
+/** What csv-parse makes of `text`, with the options the ingest used it with before the fast reader. */
+export function csvParse(text: string, delimiter: string): Read {
+  const out: Read = [];
+  parse(text, {
+    delimiter,
+    relax_column_count: true,
+    relax_quotes: true,
+    skip_empty_lines: false,
+    skip_records_with_error: true,
+    on_record: (cells: string[]) => void out.push(cells),
+    on_skip: () => void out.push('malformed'),
+  });
+  return out;
+}
+
+/**
+ * What the fast reader makes of `text`, fed in chunks of the given sizes (cycled), never cutting a
+ * character in two (as a decoder hands text out).
+ */
+export function fast(text: string, delimiter: string, chunkSizes: number[] = [text.length || 1], maxRecordBytes?: number): Read {
+  const out: Read = [];
+  const reader = new CsvRecords(
+    delimiter,
+    { record: (cells) => out.push(cells), malformed: () => out.push('malformed'), overlong: () => out.push('overlong') },
+    maxRecordBytes === undefined ? {} : { maxRecordBytes },
+  );
+  for (let i = 0, k = 0; i < text.length; k++) {
+    let size = Math.max(1, chunkSizes[k % chunkSizes.length]!);
+    if (/[\uD800-\uDBFF]/.test(text[i + size - 1] ?? '') && /[\uDC00-\uDFFF]/.test(text[i + size] ?? '')) size++;
+    reader.push(text.slice(i, i + size));
+    i += size;
+  }
+  reader.end();
+  return out;
+}
