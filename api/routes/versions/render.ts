@@ -11,7 +11,7 @@ import { StreamedJson } from '../../streamedJson.ts';
 export const RowErrorSchema = z.object({
   row: z.number().int().meta({ description: 'Row number as a spreadsheet shows it; the header is row 1.' }),
   field: z.string().meta({ description: 'The column, or * for the whole row.' }),
-  code: z.string().meta({ description: 'Stable code: required, not_a_date, not_a_number, negative, not_a_currency, too_long, duplicate, end_before_start, missing_column, malformed_row, empty_file, not_utf8.' }),
+  code: z.string().meta({ description: 'Stable code: required, not_a_date, not_a_number, negative, not_a_currency, too_long, duplicate, end_before_start, missing_column, malformed_row, empty_file, not_utf8, row_too_long (a record over 1 MiB; reading goes on with the next), invalid_character (a NUL in a cell).' }),
   message: z.string(),
 });
 
