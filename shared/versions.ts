@@ -158,7 +158,9 @@ export async function claimBuild(client: Client, versionId: string): Promise<boo
 /** Marks a version building (again, on a retry): progress reset, errors of an earlier try gone. */
 export async function startBuild(db: Queryable, versionId: string): Promise<void> {
   await db.query(
-    `UPDATE versions SET status = 'building', started_at = clock_timestamp(), rows_processed = 0, bytes_processed = 0 WHERE id = $1`,
+    // Never a finished version: the sweep may have failed it (its file was abandoned) since it was read.
+    `UPDATE versions SET status = 'building', started_at = clock_timestamp(), rows_processed = 0, bytes_processed = 0
+     WHERE id = $1 AND status IN ('queued', 'building')`,
     [versionId],
   );
   await db.query('DELETE FROM version_errors WHERE version_id = $1', [versionId]);
