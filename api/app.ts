@@ -3,7 +3,8 @@
 // which starts by refusing a URL that cannot be understood), then the public routes, each behind
 // that same URL check.
 import express, { type Response, type Router } from 'express';
-import type { StreamedAnswer } from '../shared/idempotency.ts';
+import type { AnswerReference } from '../shared/idempotency.ts';
+import { replayUpload } from './routes/uploads/create.ts';
 import { replayValidationProblem } from './routes/versions/render.ts';
 import { authenticate, requireScope } from './filters/authenticate.ts';
 import { refuseBrowserPreflight } from './filters/browserOrigins.ts';
@@ -39,8 +40,11 @@ export function createApp(deps: Deps): express.Express {
 
   // /v1 first: it has its own filters, URL check and 404, so nothing under /v1 goes further.
   const v1 = express.Router({ strict: false });
-  const renderStreamed = (res: Response, answer: StreamedAnswer) => replayValidationProblem(res, deps.pool, config.errorsBase, answer.validationProblemOf);
-  v1.use(refuseBrowserPreflight(deps), authenticate(deps), requireScope(deps), idempotency(deps, renderStreamed), refuseMalformedUrl());
+  const renderAgain = (res: Response, reference: AnswerReference, kept: Buffer) =>
+    'validationProblemOf' in reference
+      ? replayValidationProblem(res, deps.pool, config.errorsBase, reference.validationProblemOf)
+      : replayUpload(res, deps, reference, kept);
+  v1.use(refuseBrowserPreflight(deps), authenticate(deps), requireScope(deps), idempotency(deps, renderAgain), refuseMalformedUrl());
   mount(v1, operations.filter((op) => op.surface === 'v1'), deps, '/v1');
   v1.use(notFound());
   app.use('/v1', v1);
