@@ -71,8 +71,22 @@ export function createApp(deps: Deps): express.Express {
   app.use('/oauth/interaction/:uid', interactionRoutes({ config, pool: deps.pool, log, provider, csrfKey: keys.cookieKeys[0]! }));
   app.use('/oauth/interaction', interactionErrorPage(log));
   const serveOAuth = provider.callback();
-  const offered = /^\/(?:authorize(?:\/[\w-]+)?|token|register|revoke)$/;
-  app.use('/oauth', (req, res, next) => (offered.test(req.path) ? serveOAuth(req, res) : next()));
+  // With the methods the provider takes on each (OPTIONS: its CORS preflight for browser clients,
+  // nothing else); another method gets our 405 rather than the provider's plain-text 404.
+  const offered: [RegExp, string[]][] = [
+    [/^\/authorize(?:\/[\w-]+)?$/, ['GET', 'HEAD']],
+    [/^\/(?:token|revoke)$/, ['POST', 'OPTIONS']],
+    [/^\/register$/, ['POST']],
+  ];
+  app.use('/oauth', (req, res, next) => {
+    const methods = offered.find(([path]) => path.test(req.path))?.[1];
+    if (!methods) return next();
+    const preflight = req.method === 'OPTIONS' && req.get('origin') !== undefined && req.get('access-control-request-method') !== undefined;
+    if (!methods.includes(req.method) || (req.method === 'OPTIONS' && !preflight)) {
+      return methodNotAllowed(methods.filter((m) => m !== 'OPTIONS'))(req, res, next);
+    }
+    serveOAuth(req, res);
+  });
 
   app.use(notFound());
   app.use(errorHandler(config.errorsBase, log));

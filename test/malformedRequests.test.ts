@@ -152,6 +152,26 @@ describe('requests that cannot be understood, and the pages\' headers', function
     });
   });
 
+  describe('the OAuth endpoints\' methods', () => {
+    it('when an OAuth endpoint gets a method it does not take, then 405 method-not-allowed with Allow; a CORS preflight still reaches the provider', async () => {
+      const cases: [string, string, string][] = [
+        ['GET', '/oauth/token', 'POST'],
+        ['OPTIONS', '/oauth/token', 'POST'],
+        ['PUT', '/oauth/register', 'POST'],
+        ['POST', '/oauth/authorize', 'GET, HEAD'],
+        ['DELETE', '/oauth/revoke', 'POST'],
+      ];
+      for (const [method, path, allow] of cases) {
+        const reply = await svc.request(path, { method });
+        expect(reply.status, `${method} ${path}`).to.equal(405);
+        expect(reply.json.type, `${method} ${path}`).to.equal(`${svc.config.errorsBase}/method-not-allowed`);
+        expect(reply.headers.get('allow'), `${method} ${path}`).to.equal(allow);
+      }
+      const preflight = await fetch(`${svc.url}/oauth/token`, { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' } });
+      expect(preflight.status).to.equal(204);
+    });
+  });
+
   describe('the OAuth pages\' forms', () => {
     const submit = (body: string | Buffer, headers: Record<string, string> = {}) =>
       fetch(`${svc.url}/oauth/interaction/some-uid/login`, {
