@@ -75,6 +75,18 @@ describe('requests that cannot be understood, and the pages\' headers', function
     });
   });
 
+  it('when the OpenAPI document is read, then every /v1 and public operation lists 400 bad-request with examples of what cannot be understood', async () => {
+    const doc = (await svc.request('/openapi.json')).json;
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, any> }>>)) {
+      if (path.startsWith('/oauth/')) continue;
+      for (const [method, op] of Object.entries(item)) {
+        const problem = op.responses['400']?.content?.['application/problem+json'];
+        expect(problem, `${method} ${path}`).to.be.an('object');
+        expect(problem.examples, `${method} ${path}`).to.include.keys('malformedUrl', 'nulInJson');
+      }
+    }
+  });
+
   describe('JSON bodies', () => {
     it('when any JSON body holds a NUL in a string or a member name, then 400 bad-request naming where', async () => {
       const cases: [string, unknown, string][] = [
