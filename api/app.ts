@@ -12,11 +12,10 @@ import { idempotency } from './filters/idempotency.ts';
 import { buildOpenApiDocument, openApiRoutes } from './openapi.ts';
 import { type Deps, handlerFor, type Operation } from './operation.ts';
 import { operations } from './operations.ts';
-import { interactionRoutes } from './oauth/interactions.ts';
+import { interactionErrorPage, interactionRoutes } from './oauth/interactions.ts';
 import { requestLog } from './requestLog.ts';
 import { securityHeaders } from './html.ts';
 import { refuseMalformedUrl } from './malformed.ts';
-import { interactionErrorPage } from './oauth/interactions.ts';
 import { errorHandler, methodNotAllowed, notFound, problemIndex, problemPage } from './problemResponses.ts';
 
 function mount(router: Router, ops: Operation[], deps: Deps, stripPrefix = ''): void {
