@@ -1,6 +1,7 @@
 // Requests that cannot be understood get their 4xx, never a 500 (a retry of the same bytes could
 // never succeed); every HTML page carries its security headers; registration keeps plain-http
 // redirect URIs to loopback hosts.
+import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import { startService, type Reply, type TestService } from './support/service.ts';
@@ -241,6 +242,18 @@ describe('requests that cannot be understood, and the pages\' headers', function
         expectPageHeaders(res.headers, what);
         if (!res.bodyUsed) await res.arrayBuffer();
       }
+
+      // response_mode=form_post: the provider's page posts the answer back with one inline
+      // script, whose hash it adds to script-src; the rest of the policy stays.
+      authorize.set('response_mode', 'form_post');
+      authorize.set('scope', 'no-such-scope');
+      authorize.set('prompt', 'none');
+      const formPost = await fetch(`${svc.url}/oauth/authorize?${authorize}`, { redirect: 'manual' });
+      const html = await formPost.text();
+      expect(html).to.include('<form method="post" action="http://127.0.0.1:9/cb">');
+      expectPageHeaders(formPost.headers, 'form_post page');
+      const script = /<script>([\s\S]*?)<\/script>/.exec(html)![1]!;
+      expect(formPost.headers.get('content-security-policy')).to.include(`'sha256-${createHash('sha256').update(script).digest('base64')}'`);
     });
   });
 });
