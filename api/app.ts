@@ -1,7 +1,10 @@
-// The Express application: logging, the public routes, and /v1 behind its filters in the
-// order the contract fixes (authentication, scope, idempotency, then routing).
+// The Express application: logging and the pages' security headers for every answer, /v1 behind
+// its filters in the order the contract fixes (authentication, scope, idempotency, then routing,
+// which starts by refusing a URL that cannot be understood), then the public routes, each behind
+// that same URL check.
 import express, { type Response, type Router } from 'express';
-import type { StreamedAnswer } from '../shared/idempotency.ts';
+import type { AnswerReference } from '../shared/idempotency.ts';
+import { replayUpload } from './routes/uploads/create.ts';
 import { replayValidationProblem } from './routes/versions/render.ts';
 import { authenticate, requireScope } from './filters/authenticate.ts';
 import { refuseBrowserPreflight } from './filters/browserOrigins.ts';
@@ -9,8 +12,10 @@ import { idempotency } from './filters/idempotency.ts';
 import { buildOpenApiDocument, openApiRoutes } from './openapi.ts';
 import { type Deps, handlerFor, type Operation } from './operation.ts';
 import { operations } from './operations.ts';
-import { interactionRoutes } from './oauth/interactions.ts';
+import { interactionErrorPage, interactionRoutes } from './oauth/interactions.ts';
 import { requestLog } from './requestLog.ts';
+import { securityHeaders } from './html.ts';
+import { refuseMalformedUrl } from './malformed.ts';
 import { errorHandler, methodNotAllowed, notFound, problemIndex, problemPage } from './problemResponses.ts';
 
 function mount(router: Router, ops: Operation[], deps: Deps, stripPrefix = ''): void {
@@ -30,9 +35,20 @@ export function createApp(deps: Deps): express.Express {
   app.disable('etag');
   app.set('trust proxy', config.trustProxy);
 
-  app.use(requestLog(log));
+  app.use(requestLog(log), securityHeaders());
 
+  // /v1 first: it has its own filters, URL check and 404, so nothing under /v1 goes further.
+  const v1 = express.Router({ strict: false });
+  const renderAgain = (res: Response, reference: AnswerReference, kept: Buffer) =>
+    'validationProblemOf' in reference
+      ? replayValidationProblem(res, deps.pool, config.errorsBase, reference.validationProblemOf)
+      : replayUpload(res, deps, reference, kept);
+  v1.use(refuseBrowserPreflight(deps), authenticate(deps), requireScope(deps), idempotency(deps, renderAgain), refuseMalformedUrl());
+  mount(v1, operations.filter((op) => op.surface === 'v1'), deps, '/v1');
+  v1.use(notFound());
+  app.use('/v1', v1);
 
+  app.use(refuseMalformedUrl());
   const doc = buildOpenApiDocument(operations, config.baseUrl, config.errorsBase);
   const reference = openApiRoutes(doc, config.errorsBase);
   app.get('/openapi.json', reference.json);
@@ -48,19 +64,28 @@ export function createApp(deps: Deps): express.Express {
   mount(app, operations.filter((op) => op.surface === 'public'), deps);
 
   // The authorization server: our sign-in and consent pages, then the provider for exactly the
-  // endpoints we offer (its discovery, JWKS and other routes stay unreachable).
+  // endpoints we offer (its discovery, JWKS and other routes stay unreachable). What goes wrong
+  // on the pages' paths (a malformed URL or form) is answered as a page of the flow.
   const { provider, keys } = deps.oauth;
   app.use('/oauth/interaction/:uid', interactionRoutes({ config, pool: deps.pool, log, provider, csrfKey: keys.cookieKeys[0]! }));
+  app.use('/oauth/interaction', interactionErrorPage(log));
   const serveOAuth = provider.callback();
-  const offered = /^\/(?:authorize(?:\/[\w-]+)?|token|register|revoke)$/;
-  app.use('/oauth', (req, res, next) => (offered.test(req.path) ? serveOAuth(req, res) : next()));
-
-  const v1 = express.Router({ strict: false });
-  const renderStreamed = (res: Response, answer: StreamedAnswer) => replayValidationProblem(res, deps.pool, config.errorsBase, answer.validationProblemOf);
-  v1.use(refuseBrowserPreflight(deps), authenticate(deps), requireScope(deps), idempotency(deps, renderStreamed));
-  mount(v1, operations.filter((op) => op.surface === 'v1'), deps, '/v1');
-  v1.use(notFound());
-  app.use('/v1', v1);
+  // With the methods the provider takes on each (OPTIONS: its CORS preflight for browser clients,
+  // nothing else); another method gets our 405 rather than the provider's plain-text 404.
+  const offered: [RegExp, string[]][] = [
+    [/^\/authorize(?:\/[\w-]+)?$/, ['GET', 'HEAD']],
+    [/^\/(?:token|revoke)$/, ['POST', 'OPTIONS']],
+    [/^\/register$/, ['POST']],
+  ];
+  app.use('/oauth', (req, res, next) => {
+    const methods = offered.find(([path]) => path.test(req.path))?.[1];
+    if (!methods) return next();
+    const preflight = req.method === 'OPTIONS' && req.get('origin') !== undefined && req.get('access-control-request-method') !== undefined;
+    if (!methods.includes(req.method) || (req.method === 'OPTIONS' && !preflight)) {
+      return methodNotAllowed(methods.filter((m) => m !== 'OPTIONS'))(req, res, next);
+    }
+    serveOAuth(req, res);
+  });
 
   app.use(notFound());
   app.use(errorHandler(config.errorsBase, log));

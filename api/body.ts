@@ -2,6 +2,7 @@
 import type { Request } from 'express';
 import type { z } from 'zod';
 import { badRequest, type FieldError, Problem } from '../shared/problems.ts';
+import { nulIn } from './malformed.ts';
 
 export const JSON_LIMIT_BYTES = 1024 * 1024;
 
@@ -55,11 +56,19 @@ export async function readJsonBody(req: Request, limit = JSON_LIMIT_BYTES): Prom
     chunks.push(chunk);
   }
   const text = Buffer.concat(chunks).toString('utf8');
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (error) {
     throw badRequest('The request body is not valid JSON.', [
       { field: '', code: 'malformed_json', message: (error as Error).message },
     ]);
   }
+  const nulAt = nulIn(value);
+  if (nulAt !== undefined) {
+    throw badRequest('The request body is not valid.', [
+      { field: nulAt, code: 'invalid_character', message: 'Strings may not contain a NUL character (\\u0000).' },
+    ]);
+  }
+  return value;
 }

@@ -8,12 +8,47 @@ import { isMutating, type Operation } from './operation.ts';
 import { escapeHtml } from './html.ts';
 import { ProblemSchema } from './schemas.ts';
 
+// Every route may refuse a URL it cannot understand (api/malformed.ts): bad-request.
 const v1FilterProblems = (op: Operation): ProblemType[] =>
   op.surface === 'v1'
-    ? ['unauthorized', ...(isMutating(op.method) ? (['forbidden', 'idempotency-key-required', 'idempotency-key-reused'] as const) : (['forbidden'] as const)), 'internal', 'unavailable']
+    ? [
+        'unauthorized',
+        ...(isMutating(op.method) ? (['forbidden', 'idempotency-key-required', 'idempotency-key-reused'] as const) : (['forbidden'] as const)),
+        'bad-request',
+        'internal',
+        'unavailable',
+      ]
     : op.surface === 'public'
-      ? ['internal']
+      ? ['bad-request', 'internal']
       : [];
+
+/** Examples of problem documents, shown with every operation that may answer the type. */
+const problemExamples = (errorsBase: string): Partial<Record<ProblemType, Record<string, { summary: string; value: object }>>> => ({
+  'bad-request': {
+    malformedUrl: {
+      summary: 'A path or query that is not percent-encoded UTF-8, or holds a NUL (%00)',
+      value: {
+        type: `${errorsBase}/bad-request`,
+        title: 'Bad Request',
+        status: 400,
+        detail: 'The request URL cannot be understood.',
+        instance: '/v1/datasets/%ff',
+        errors: [{ field: 'path', code: 'malformed_url', message: 'The path is not valid percent-encoded UTF-8.' }],
+      },
+    },
+    nulInJson: {
+      summary: 'A JSON string or member name holding a NUL (\\u0000)',
+      value: {
+        type: `${errorsBase}/bad-request`,
+        title: 'Bad Request',
+        status: 400,
+        detail: 'The request body is not valid.',
+        instance: '/v1/datasets',
+        errors: [{ field: 'name', code: 'invalid_character', message: 'Strings may not contain a NUL character (\\u0000).' }],
+      },
+    },
+  },
+});
 
 const toOpenApiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}');
 
@@ -25,6 +60,7 @@ export function buildOpenApiDocument(operations: Operation[], baseUrl: string, e
     description: 'An API key (svc_test_… or svc_live_…) or an OAuth access token (svc_oauth_…).',
   });
 
+  const examplesOf = problemExamples(errorsBase);
   for (const op of operations) {
     const problems = [...new Set([...(op.problems ?? []), ...v1FilterProblems(op)])];
     const responses: Record<string, object> = {};
@@ -43,9 +79,12 @@ export function buildOpenApiDocument(operations: Operation[], baseUrl: string, e
       byStatus.set(status, [...(byStatus.get(status) ?? []), type]);
     }
     for (const [status, types] of byStatus) {
+      const examples = Object.assign({}, ...types.map((t) => examplesOf[t] ?? {}));
       responses[String(status)] ??= {
         description: types.map((t) => `\`${t}\` (${errorsBase}/${t})`).join(', '),
-        content: { 'application/problem+json': { schema: ProblemSchema } },
+        content: {
+          'application/problem+json': { schema: ProblemSchema, ...(Object.keys(examples).length > 0 && { examples }) },
+        },
       };
     }
     registry.registerPath({

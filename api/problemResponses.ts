@@ -4,7 +4,7 @@ import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'exp
 import { isDatabaseUnavailable } from '../shared/db.ts';
 import type { Logger } from '../shared/log.ts';
 import { escapeHtml } from './html.ts';
-import { Problem, problemTypes, type ProblemType } from '../shared/problems.ts';
+import { badRequest, Problem, problemTypes, type ProblemType } from '../shared/problems.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
@@ -33,10 +33,24 @@ export function sendProblem(res: Response, problem: Problem, errorsBase: string,
 
 export const requestPath = (req: Request) => req.originalUrl.split('?')[0]!;
 
+/**
+ * An error a library raised about the request itself (Express's undecodable path parameter, a
+ * body parser's limits), marked with a 4xx `status`: the client's problem, never a 500.
+ */
+function clientErrorOf(error: unknown): Problem | undefined {
+  const status = Number((error as { status?: unknown } | undefined)?.status);
+  if (!(status >= 400 && status < 500)) return undefined;
+  if (status === 413) return new Problem('payload-too-large', 'The request body is larger than this endpoint accepts.');
+  if (status === 415) return new Problem('unsupported-media-type', 'The request body is in a type or encoding this endpoint does not take.');
+  return badRequest('The request cannot be understood.', [{ field: '', code: 'malformed_request', message: 'The request cannot be understood.' }]);
+}
+
 export function errorHandler(errorsBase: string, log: Logger): ErrorRequestHandler {
   return (error, req, res, next) => {
     if (res.headersSent) return next(error);
     if (error instanceof Problem) return sendProblem(res, error, errorsBase, requestPath(req));
+    const refused = clientErrorOf(error);
+    if (refused) return sendProblem(res, refused, errorsBase, requestPath(req));
     if (isDatabaseUnavailable(error)) {
       log.warn({ err: error }, 'database unavailable');
       return sendProblem(

@@ -16,11 +16,15 @@ export class StreamedJson {
     return `\u0000streamed-array:${this.writers.length - 1}\u0000`;
   }
 
-  /** Sends `document` with its placeholders replaced by the arrays, as they stream. */
+  /**
+   * Sends `document` with its placeholders replaced by the arrays, as they stream. A HEAD gets
+   * the status and headers only: nothing is read for a body nobody receives.
+   */
   async send(res: Response, document: unknown): Promise<void> {
+    if (!res.hasHeader('content-type')) res.type('json');
+    if (res.req.method === 'HEAD') return void res.end();
     const text = JSON.stringify(document);
     const parts = text.split(/"\\u0000streamed-array:(\d+)\\u0000"/);
-    if (!res.hasHeader('content-type')) res.type('json');
     for (let i = 0; i < parts.length; i++) {
       if (i % 2 === 0) {
         if (!res.write(parts[i]!)) await drained(res);

@@ -20,8 +20,13 @@ export type BlobStore = {
   readonly readsWhileWritten?: boolean;
   read(id: string): AsyncIterable<Buffer>;
   delete(id: string): Promise<void>;
-  /** Object stores only: a presigned URL the client PUTs a new blob's bytes to, and the blob's id. */
-  presignUpload?(expiresSeconds: number): Promise<{ blobId: string; url: string }>;
+  /** Object stores only: a new blob whose bytes the client PUTs straight to the store (its id). */
+  newDirectUpload?(): Promise<string>;
+  /**
+   * Object stores only: the presigned PUT URL of such a blob, as signed at `signedAt` for
+   * `expiresSeconds`: the same inputs give the same URL, so an answer can be rendered again.
+   */
+  presignUpload?(blobId: string, signedAt: Date, expiresSeconds: number): Promise<string>;
   /** Object stores only: the size of a blob a client uploaded itself; undefined while absent. */
   uploadedSize?(id: string): Promise<number | undefined>;
   /** Object stores only: a presigned GET URL serving the blob as a named download. */

@@ -7,10 +7,20 @@ export const IDEMPOTENCY_WINDOW = '24 hours';
 
 export type KeyScope = { accountId: string; mode: Mode; key: string };
 
-/** An answer kept by reference and rendered again on replay: a version's 422 with every row error. */
+/** A version's 422 with every row error: streamed, never held whole, so kept as a reference. */
 export type StreamedAnswer = { validationProblemOf: string };
 
-export type StoredResponse = { status: number; headers: Record<string, string>; body: Buffer; streamed?: StreamedAnswer };
+/**
+ * An upload's answer: its URL is a live capability, so it is not kept; what signs it again is
+ * (the upload's id, expiry and, with an object store, its blob). No secret in it.
+ */
+export type UploadUrlInputs = { uploadUrl: { uploadId: string; expiresAt: string; blobId: string | null } };
+
+/** What a kept answer needs to be rendered again on replay, when its bytes are not the whole of it. */
+export type AnswerReference = StreamedAnswer | UploadUrlInputs;
+
+/** `body`: the bytes kept (for a reference: what the renderer starts from, if anything). */
+export type StoredResponse = { status: number; headers: Record<string, string>; body: Buffer; streamed?: AnswerReference };
 
 export type KeyRecord =
   | { state: 'running'; leaseExpired: boolean }
@@ -23,7 +33,7 @@ type Row = {
   response_status: number | null;
   response_headers: Record<string, string> | null;
   response_body: Buffer | null;
-  response_streamed: StreamedAnswer | null;
+  response_streamed: AnswerReference | null;
 };
 
 /**

@@ -52,7 +52,9 @@ export const problemTypes = {
     status: 400,
     title: 'Bad Request',
     description:
-      'The request is malformed: unparsable JSON, a body or query that fails its schema, or a malformed header. ' +
+      'The request is malformed: unparsable JSON, a body or query that fails its schema, a path or query that is not ' +
+      'valid percent-encoded UTF-8, a NUL character in a path, a query or a JSON string, a malformed multipart body, or ' +
+      'a malformed header. ' +
       'The errors member lists each problem as {field, code, message}. Fix the request; a changed body needs a new Idempotency-Key.',
   },
   'idempotency-key-required': {

@@ -83,12 +83,13 @@ export function createS3BlobStore(settings: S3Settings, pool: Pool, writers: Wri
       yield* object.Body as Readable;
     },
     delete: remove,
-    async presignUpload(expiresSeconds: number) {
+    async newDirectUpload() {
       const blobId = newId('blob');
       await pool.query('INSERT INTO blobs (id) VALUES ($1)', [blobId]);
-      const url = await getSignedUrl(s3, new PutObjectCommand({ Bucket, Key: blobId }), { expiresIn: expiresSeconds });
-      return { blobId, url };
+      return blobId;
     },
+    presignUpload: (blobId, signedAt, expiresSeconds) =>
+      getSignedUrl(s3, new PutObjectCommand({ Bucket, Key: blobId }), { expiresIn: expiresSeconds, signingDate: signedAt }),
     async uploadedSize(id: string) {
       try {
         const head = await s3.send(new HeadObjectCommand({ Bucket, Key: id }));

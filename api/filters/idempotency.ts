@@ -8,10 +8,11 @@
 // an answer given before the body was read, is not kept: the key is released and the next
 // request (a waiter included) runs afresh. An answer too large to hold (a 422 with every row error
 // of a huge file) is kept by reference before it streams out (keepStreamedAnswer) and rendered
-// again from the same stored rows on replay.
+// again from the same stored rows on replay. No kept answer holds a live capability: an upload's
+// signed URL is left out (keepAnswerWithout) and signed again on replay, the same bytes.
 import { createHash, randomUUID } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
-import { claimKey, extendLease, finishKey, type KeyScope, readKey, releaseKey, type StoredResponse, type StreamedAnswer } from '../../shared/idempotency.ts';
+import { claimKey, extendLease, finishKey, type KeyScope, readKey, releaseKey, type AnswerReference, type StoredResponse, type StreamedAnswer } from '../../shared/idempotency.ts';
 import { Problem } from '../../shared/problems.ts';
 import type { Deps } from '../operation.ts';
 import { isMutating } from '../operation.ts';
@@ -59,7 +60,8 @@ function fingerprintOf(req: Request, bodyDigest: string): Buffer {
  * endpoints answer small JSON documents, so the body is collected whole; the one that may be
  * large is kept by reference instead (`release` ends the capture before it streams).
  */
-function captureResponse(res: Response, record: (response: StoredResponse) => Promise<void>): { release(): void } {
+function captureResponse(res: Response, record: (response: StoredResponse) => Promise<void>): { release(): void; keepInstead(body: Buffer, reference: AnswerReference): void } {
+  let instead: { body: Buffer; reference: AnswerReference } | undefined;
   const chunks: Buffer[] = [];
   const write = res.write;
   const end = res.end;
@@ -78,7 +80,8 @@ function captureResponse(res: Response, record: (response: StoredResponse) => Pr
     else if (chunk !== undefined && chunk !== null) chunks.push(toBuffer(chunk, encoding));
     if (typeof encoding === 'function') callback = encoding;
     const body = Buffer.concat(chunks);
-    void record({ status: res.statusCode, headers: keptHeaders(res), body }).finally(() => {
+    const kept = instead ? { body: instead.body, streamed: instead.reference } : { body };
+    void record({ status: res.statusCode, headers: keptHeaders(res), ...kept }).finally(() => {
       res.write = write;
       res.end = end;
       (end as (body: Buffer, cb?: () => void) => Response).call(res, body, callback as (() => void) | undefined);
@@ -91,6 +94,7 @@ function captureResponse(res: Response, record: (response: StoredResponse) => Pr
       res.write = write;
       res.end = end;
     },
+    keepInstead: (body, reference) => (instead = { body, reference }),
   };
 }
 
@@ -103,13 +107,22 @@ function keptHeaders(res: Response): Record<string, string> {
   return headers;
 }
 
-/** Renders an answer kept by reference (a version's 422), for a replay. */
-export type StreamedAnswerRenderer = (res: Response, answer: StreamedAnswer) => Promise<void>;
+/** Renders an answer kept by reference (a version's 422, an upload), for a replay, from what was kept. */
+export type AnswerRenderer = (res: Response, reference: AnswerReference, keptBody: Buffer) => Promise<void>;
 
-async function replay(res: Response, response: StoredResponse, renderStreamed: StreamedAnswerRenderer): Promise<void> {
+async function replay(res: Response, response: StoredResponse, renderAgain: AnswerRenderer): Promise<void> {
   res.status(response.status).set(response.headers).set('Idempotent-Replayed', 'true');
-  if (response.streamed) return renderStreamed(res, response.streamed);
+  if (response.streamed) return renderAgain(res, response.streamed, response.body);
   res.end(response.body);
+}
+
+/**
+ * Keeps `kept` (the answer without its live capabilities) and `reference` (what makes them again)
+ * instead of the bytes about to be sent. Outside the idempotency filter (no key), it does nothing.
+ */
+export function keepAnswerWithout(res: Response, kept: Buffer, reference: AnswerReference): void {
+  const keepInstead = res.locals['keepAnswerInstead'] as ((body: Buffer, reference: AnswerReference) => void) | undefined;
+  keepInstead?.(kept, reference);
 }
 
 /**
@@ -121,7 +134,7 @@ export async function keepStreamedAnswer(res: Response, answer: StreamedAnswer):
   await keep?.(answer);
 }
 
-export function idempotency({ config, pool, log }: Deps, renderStreamed: StreamedAnswerRenderer): RequestHandler {
+export function idempotency({ config, pool, log }: Deps, renderAgain: AnswerRenderer): RequestHandler {
   const leaseMs = config.idempotencyLeaseMs;
 
   const runAndKeep = (req: Request, res: Response, scope: KeyScope, owner: string, body: ReturnType<typeof tapBody>) => {
@@ -141,6 +154,7 @@ export function idempotency({ config, pool, log }: Deps, renderStreamed: Streame
       }
     };
     const capture = captureResponse(res, keep);
+    res.locals['keepAnswerInstead'] = capture.keepInstead;
     res.locals['keepStreamedAnswer'] = async (streamed: StreamedAnswer) => {
       capture.release();
       await keep({ status: res.statusCode, headers: keptHeaders(res), body: Buffer.alloc(0), streamed });
@@ -187,7 +201,7 @@ export function idempotency({ config, pool, log }: Deps, renderStreamed: Streame
       const record = await readKey(pool, scope);
       if (record?.state === 'done') {
         const fingerprint = fingerprintOf(req, await body.drain());
-        if (fingerprint.equals(record.fingerprint)) return replay(res, record.response, renderStreamed);
+        if (fingerprint.equals(record.fingerprint)) return replay(res, record.response, renderAgain);
         return sendProblem(
           res,
           new Problem(

@@ -6,12 +6,13 @@
 // the interaction at all, so a cross-site form cannot act on someone's interaction; on top of that
 // every form carries a token bound to the interaction, and a POST with a foreign Origin is refused.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
+import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response, type Router } from 'express';
 import { errors, type InteractionResults } from 'oidc-provider';
 import { z } from 'zod';
 import type { Config } from '../../shared/config.ts';
 import type { Pool } from '../../shared/db.ts';
 import type { Logger } from '../../shared/log.ts';
+import { Problem } from '../../shared/problems.ts';
 import { endSession } from '../../shared/oauth/records.ts';
 import { accountsOf, bindGrantToAccount, emailOf, isMember, redeemInvitation, SIGN_IN_LOCK, signIn, signUp } from '../../shared/oauth/people.ts';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, PasswordChecksBusy } from '../../shared/passwords.ts';
@@ -76,11 +77,13 @@ export function interactionRoutes({ config, pool, log, provider, csrfKey }: Inte
     };
   };
 
+  // CSP, X-Frame-Options and nosniff are set for every page of the service (api/html.ts).
   router.use((_req, res, next) => {
-    res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache', 'X-Frame-Options': 'DENY', 'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'" });
+    res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
     next();
   });
-  router.use(express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 20 }));
+  // Our forms are small UTF-8 forms of a few fields; anything else is refused (interactionErrorPage).
+  router.use(express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 20, inflate: false }));
 
   const finish = (req: Request, res: Response, result: InteractionResults, merge = false) =>
     provider.interactionFinished(req, res, result, { mergeWithLastSubmission: merge });
@@ -303,4 +306,26 @@ export function interactionRoutes({ config, pool, log, provider, csrfKey }: Inte
   router.post('/invitation', invitation);
   router.post('/switch', switchPerson);
   return router;
+}
+
+/** Why a request to a page of the flow was refused, by status: what the person reads. */
+const refusals: Record<number, { title: string; message: string }> = {
+  400: { title: 'This request cannot be read', message: 'The address or the form sent is not valid. Go back to the application and connect again.' },
+  413: { title: 'This form is too large', message: 'The form sent is larger than this page accepts. Go back, check what you entered and send it again.' },
+  415: { title: 'This form cannot be read', message: 'The form was sent in a format this page does not take (it takes a plain UTF-8 form). Go back and send it again.' },
+};
+
+/**
+ * A request to a page of the flow that cannot be understood (a malformed address, a form too
+ * large, with too many fields, compressed or in another charset) gets a page of the flow with
+ * its 4xx, as every other answer there; anything else goes on to the service's error handler.
+ */
+export function interactionErrorPage(log: Logger): ErrorRequestHandler {
+  return (error, _req, res, next) => {
+    const status = error instanceof Problem ? error.status : (error as { status?: unknown; expose?: unknown }).expose === true ? Number((error as { status: unknown }).status) : NaN;
+    if (res.headersSent || !(status >= 400 && status < 500)) return next(error);
+    log.info({ status, type: (error as { type?: string }).type ?? (error as Problem).type }, 'oauth page request refused');
+    const refusal = refusals[status] ?? refusals[400]!;
+    res.status(status).set({ 'Cache-Control': 'no-store' }).type('html').send(messagePage(refusal.title, refusal.message));
+  };
 }

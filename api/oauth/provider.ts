@@ -11,6 +11,7 @@ import { postgresAdapter } from '../../shared/oauth/adapter.ts';
 import type { OAuthKeys } from '../../shared/oauth/keys.ts';
 import { accountOfGrant } from '../../shared/oauth/people.ts';
 import { scopes } from '../principal.ts';
+import { nulIn } from '../malformed.ts';
 import { renderOAuthError } from './pages.ts';
 
 export const ACCESS_TOKEN_PREFIX = 'svc_oauth_';
@@ -52,6 +53,9 @@ export function createAuthorizationServer(config: Config, pool: Pool, log: Logge
     claims: { openid: ['sub'] },
     responseTypes: ['code'],
     clientAuthMethods: ['none'],
+    // The validator sees the whole metadata whichever property it is called for; naming one
+    // standard property makes it run once for every client the provider reads or registers.
+    extraClientMetadata: { properties: ['redirect_uris'], validator: checkClientMetadata },
     clientDefaults: {
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
@@ -129,6 +133,35 @@ export function createAuthorizationServer(config: Config, pool: Pool, log: Logge
   provider.on('revocation.error', refused('revocation'));
   provider.on('server_error', (_ctx, error) => log.error({ err: error }, 'oauth server error'));
   return provider;
+}
+
+/**
+ * Hosts a redirect URI may name over plain http (RFC 8252 §7.3): the loopback literals, where the
+ * code never leaves the machine. `localhost` counts too, although RFC 8252 §8.3 advises against
+ * it (the name could resolve elsewhere): the MCP authorization spec allows it and MCP clients
+ * (the MCP Inspector among them) register http://localhost:<port>/… callbacks. Any port.
+ */
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
+
+/**
+ * Our registration policy, in the provider's client schema (so refusals answer in RFC 7591's
+ * wire format): no NUL in any value, and http redirect URIs only for loopback hosts. The redirect
+ * rule applies when a client registers; clients registered earlier are not judged again here.
+ */
+function checkClientMetadata(ctx: KoaContextWithOIDC | undefined, _key: string, _value: unknown, metadata: Record<string, unknown>): void {
+  // PostgreSQL's jsonb, where clients are kept, cannot hold a NUL.
+  const nulAt = nulIn(metadata);
+  if (nulAt !== undefined) throw new errors.InvalidClientMetadata(`${nulAt} must not contain a NUL character`);
+  if (ctx?.oidc?.route !== 'registration') return;
+  const uris = Array.isArray(metadata['redirect_uris']) ? metadata['redirect_uris'] : [];
+  for (const uri of uris) {
+    const parsed = typeof uri === 'string' ? URL.parse(uri) : null;
+    if (parsed?.protocol === 'http:' && !LOOPBACK_HOSTS.has(parsed.hostname)) {
+      throw Object.assign(new errors.InvalidRedirectUri(), {
+        error_description: 'redirect_uris must use https, except for a loopback host (127.0.0.1, [::1] or localhost) over http',
+      });
+    }
+  }
 }
 
 /**

@@ -10,7 +10,8 @@ import { DatasetIdParams } from './schemas.ts';
 const nothingServable = () =>
   new Problem('not-found', 'Nothing to serve: the dataset does not exist or has no active version. GET the dataset to tell which.');
 
-const Month = z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'must be a month YYYY-MM');
+// Year 0000 is no date PostgreSQL knows (there was no year 0): 0001-01 to 9999-12.
+const Month = z.string().regex(/^(?!0000)\d{4}-(0[1-9]|1[0-2])$/, 'must be a month YYYY-MM, from 0001-01 to 9999-12');
 
 export const MetricsSchema = z
   .object({

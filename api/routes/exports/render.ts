@@ -54,7 +54,7 @@ export async function renderExport(deps: { pool: Queryable; blobs: BlobStore; co
   };
 }
 
-/** Streams a ready export's file as a download. */
+/** Streams a ready export's file as a download; a HEAD gets its headers (with the length) and no read. */
 export async function sendExportFile(blobs: BlobStore, res: Response, exp: ExportRecord): Promise<void> {
   if (exp.status !== 'ready' || !exp.blobId) {
     throw new Problem('conflict', `The export is ${exp.status}, not ready: GET the export until its status is ready.`);
@@ -65,5 +65,6 @@ export async function sendExportFile(blobs: BlobStore, res: Response, exp: Expor
     .set('Content-Length', String(exp.bytes))
     .set('Content-Disposition', `attachment; filename="${fileName(exp)}"`)
     .set('Cache-Control', 'private, no-store');
+  if (res.req.method === 'HEAD') return void res.end();
   await pipeline(Readable.from(blobs.read(exp.blobId)), res);
 }

@@ -65,7 +65,9 @@ export const oauthEndpoints: Operation[] = [
     summary: 'Dynamic client registration (RFC 7591)',
     description:
       'Public clients only: token_endpoint_auth_method none, grant types authorization_code and refresh_token, response type code. ' +
-      'Confidential clients and other grants are refused with invalid_client_metadata.',
+      'Confidential clients and other grants are refused with invalid_client_metadata, as is a NUL character in any value. ' +
+      'Redirect URIs use https; plain http only to a loopback host (127.0.0.1, [::1] or localhost, any port, RFC 8252), ' +
+      'else invalid_redirect_uri.',
     otherBodies: {
       'application/json': {
         schema: z.object({ redirect_uris: z.array(z.string()), client_name: z.string().optional(), scope: z.string().optional() }),

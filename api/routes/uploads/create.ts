@@ -2,7 +2,10 @@ import { z } from 'zod';
 import { datasetNotFound, findDataset } from '../../../shared/datasets.ts';
 import { SIGNED_URL_TTL_SECONDS, signingSecret, signPath } from '../../../shared/signedUrls.ts';
 import { createUpload, uploadPath } from '../../../shared/uploads.ts';
-import { defineOperation } from '../../operation.ts';
+import type { Response } from 'express';
+import type { UploadUrlInputs } from '../../../shared/idempotency.ts';
+import { keepAnswerWithout } from '../../filters/idempotency.ts';
+import { defineOperation, type Deps } from '../../operation.ts';
 import { tenantOf } from '../../principal.ts';
 import { DatasetIdParams } from '../datasets/schemas.ts';
 
@@ -44,24 +47,47 @@ export default defineOperation({
     const dataset = await findDataset(deps.pool, tenantOf(res), params.id);
     if (!dataset) throw datasetNotFound(params.id);
     // An object store takes the file itself, through its own presigned PUT URL; otherwise our signed /uploads URL.
-    const direct = await deps.blobs.presignUpload?.(SIGNED_URL_TTL_SECONDS);
+    const directBlobId = await deps.blobs.newDirectUpload?.();
     const upload = await createUpload(deps.pool, {
       datasetId: dataset.id,
       filename: body.filename,
       contentType: body.contentType ?? 'text/csv',
       maxBytes: deps.config.maxUploadBytes,
-      ...(direct && { blobId: direct.blobId }),
+      ...(directBlobId && { blobId: directBlobId }),
     });
-    const url = direct?.url ?? deps.config.baseUrl + signPath(await signingSecret(deps.pool), uploadPath(upload.id), upload.expiresAt.getTime() / 1000);
-    res.status(201).json({
+    const inputs: UploadUrlInputs = { uploadUrl: { uploadId: upload.id, expiresAt: upload.expiresAt.toISOString(), blobId: directBlobId ?? null } };
+    const answer = {
       id: upload.id,
       object: 'upload',
       datasetId: dataset.id,
       status: upload.status,
-      url,
+      url: await uploadUrl(deps, inputs),
       method: 'PUT',
-      expiresAt: upload.expiresAt.toISOString(),
+      expiresAt: inputs.uploadUrl.expiresAt,
       maxBytes: upload.maxBytes,
-    });
+    };
+    // The URL is the permission to write the file: a kept answer holds what signs it, not it.
+    keepAnswerWithout(res, Buffer.from(JSON.stringify({ ...answer, url: null })), inputs);
+    res.status(201).json(answer);
   },
 });
+
+/**
+ * The upload URL, from its inputs alone: our HMAC over the upload's path and expiry, or the
+ * object store's presigned PUT, signed as of the moment the upload was made (its expiry less the
+ * URL's lifetime). The same upload always gets the same URL.
+ */
+async function uploadUrl(deps: Pick<Deps, 'pool' | 'blobs' | 'config'>, { uploadUrl: u }: UploadUrlInputs): Promise<string> {
+  const expires = Date.parse(u.expiresAt) / 1000;
+  if (u.blobId && deps.blobs.presignUpload) {
+    return deps.blobs.presignUpload(u.blobId, new Date((expires - SIGNED_URL_TTL_SECONDS) * 1000), SIGNED_URL_TTL_SECONDS);
+  }
+  return deps.config.baseUrl + signPath(await signingSecret(deps.pool), uploadPath(u.uploadId), expires);
+}
+
+/** The replay of an upload's answer: the kept document with its URL signed again. */
+export async function replayUpload(res: Response, deps: Pick<Deps, 'pool' | 'blobs' | 'config'>, inputs: UploadUrlInputs, kept: Buffer): Promise<void> {
+  const answer = JSON.parse(kept.toString('utf8')) as Record<string, unknown>;
+  answer['url'] = await uploadUrl(deps, inputs);
+  res.end(Buffer.from(JSON.stringify(answer)));
+}

@@ -31,11 +31,23 @@ export function preferredWait(header: string | undefined): number {
 }
 
 
+/**
+ * The file of a multipart/form-data body, stored as it arrives. What the multipart reader refuses
+ * (no boundary, a truncated body, a part header over its limit) is the body's fault: 400. What
+ * the store fails with while the part itself was fine (its database gone) stays the service's.
+ */
 function multipartFile(req: Request, res: Response, deps: Deps): Promise<StoredBlob> {
   const max = deps.config.maxUploadBytes;
+  const storeFailures = new WeakSet<object>();
   const storage: multer.StorageEngine = {
     _handleFile: (_req, file, done) => {
-      deps.blobs.write(file.stream, max).then((blob) => done(null, { blob } as Partial<Express.Multer.File>), done);
+      deps.blobs.write(file.stream, max).then(
+        (blob) => done(null, { blob } as Partial<Express.Multer.File>),
+        (error: unknown) => {
+          if (!file.stream.errored && error instanceof Object) storeFailures.add(error);
+          done(error);
+        },
+      );
     },
     _removeFile: (_req, file, done) => {
       const blob = (file as unknown as { blob?: StoredBlob }).blob;
@@ -49,7 +61,10 @@ function multipartFile(req: Request, res: Response, deps: Deps): Promise<StoredB
         if (error.code === 'LIMIT_FILE_SIZE') return reject(new TooLarge(max));
         return reject(badRequest('The multipart body is not valid.', [{ field: error.field ?? 'file', code: 'invalid', message: error.message }]));
       }
-      if (error) return reject(error);
+      if (error instanceof TooLarge || (error instanceof Object && storeFailures.has(error))) return reject(error);
+      if (error) {
+        return reject(badRequest('The multipart body is not valid.', [{ field: '', code: 'malformed_multipart', message: (error as Error).message }]));
+      }
       const blob = (req.file as unknown as { blob?: StoredBlob } | undefined)?.blob;
       if (!blob) return reject(badRequest('The multipart body has no file.', [{ field: 'file', code: 'required', message: 'Send the CSV file in the form field "file".' }]));
       resolve(blob);
