@@ -70,7 +70,7 @@ export async function benchSoak(args: string[]): Promise<void> {
     let status = 0;
     let json: any;
     try {
-      const res = await fetch(base + path, { ...init, headers, signal: AbortSignal.timeout(Math.max(5, deadline + 90 - now()) * 1000) });
+      const res = await fetch(base + path, { ...init, headers, signal: AbortSignal.timeout(Math.round(Math.max(5, deadline + 90 - now()) * 1000)) });
       status = res.status;
       const text = await res.text();
       try {
@@ -78,8 +78,9 @@ export async function benchSoak(args: string[]): Promise<void> {
       } catch {
         json = undefined;
       }
-    } catch {
+    } catch (error) {
       status = 0; // the connection failed
+      if (process.env['SOAK_DEBUG']) console.error(kind, error);
     }
     samples.push({ kind, status, ms: performance.now() - t, at: now() });
     return { status, json };
@@ -88,6 +89,7 @@ export async function benchSoak(args: string[]): Promise<void> {
   const datasets: string[] = [];
   for (let i = 0; i < 4; i++) {
     const reply = await call('create dataset', '/v1/datasets', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ externalRef: `soak-${i}` }) });
+    if (reply.status !== 201) throw new Error(`dataset not created: ${reply.status} ${JSON.stringify(reply.json)}`);
     datasets.push(reply.json.id);
   }
   const versionIds = new Set<string>();
