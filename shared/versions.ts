@@ -9,8 +9,12 @@ import { inTransaction, queues } from './queue.ts';
 export type VersionStatus = 'queued' | 'building' | 'active' | 'superseded' | 'failed';
 export const FINISHED: readonly VersionStatus[] = ['active', 'superseded', 'failed'];
 
-/** What a failed version stores; the full problem document is rendered by the API. */
-export type StoredProblem = { type: 'ingest-validation-failed' | 'internal'; detail: string; errorCount: number };
+/**
+ * What a failed version stores; the full problem document is rendered by the API. Row errors are
+ * `ingest-validation-failed`; a file whose build needs more memory than a build may use is
+ * `payload-too-large`; a build that failed every attempt for a reason of the service's is `internal`.
+ */
+export type StoredProblem = { type: 'ingest-validation-failed' | 'payload-too-large' | 'internal'; detail: string; errorCount: number };
 
 export type VersionRecord = {
   id: string;
@@ -186,10 +190,14 @@ export async function activateVersion(
   return 'active';
 }
 
-/** Ends a version that did not activate, and wakes whoever waits for it. */
+/**
+ * Ends a version that did not activate, and wakes whoever waits for it. A version already
+ * finished keeps its outcome (a late failure never overwrites a build that made it).
+ */
 export async function finishVersion(db: Queryable, versionId: string, status: 'failed' | 'superseded', problem: StoredProblem | null): Promise<void> {
   await db.query(
-    `WITH done AS (UPDATE versions SET status = $2, problem = $3, completed_at = clock_timestamp() WHERE id = $1 RETURNING id)
+    `WITH done AS (UPDATE versions SET status = $2, problem = $3, completed_at = clock_timestamp()
+       WHERE id = $1 AND status NOT IN ('active', 'superseded', 'failed') RETURNING id)
      SELECT pg_notify($4, id) FROM done`,
     [versionId, status, problem && JSON.stringify(problem), VERSION_FINISHED_CHANNEL],
   );

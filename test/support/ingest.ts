@@ -20,12 +20,8 @@ export function postCsv(svc: TestService, key: string, datasetId: string, csv: s
 /** The error entries as "row:field:code" strings, in order. */
 export const codes = (reply: Reply): string[] => reply.json.errors.map((e: { row: number; field: string; code: string }) => `${e.row}:${e.field}:${e.code}`);
 
-/** Runs the real build handler for a version now, in this process (for services without a worker). */
+/** Runs the real build for a version now, in this process (for services without a worker). */
 export async function buildNow(svc: TestService, versionId: string): Promise<void> {
-  const { buildVersion } = await import('../../worker/jobs/buildVersion.ts');
-  const { UsageMeter } = await import('../../shared/usage.ts');
-  const { createLogger } = await import('../../shared/log.ts');
-  const log = createLogger({ logLevel: 'silent' }, 'test');
-  const build = buildVersion(svc.db, svc.blobs, new UsageMeter(svc.db, log, 60_000), log);
-  await build([{ data: { versionId }, retryCount: 0, signal: new AbortController().signal } as never]);
+  const { buildVersionNow } = await import('../../worker/jobs/versionBuild.ts');
+  await buildVersionNow(svc.db, svc.blobs, versionId, new AbortController().signal);
 }

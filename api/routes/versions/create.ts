@@ -148,7 +148,9 @@ export default defineOperation({
     'Uploads a CSV file of contract rows (or names an upload made through an upload URL) and builds it into a version. ' +
     'The request waits for the build up to `Prefer: wait=N` seconds (default 30, at most 300, 0 allowed): 201 when the version is ' +
     'active, 422 `ingest-validation-failed` listing every row error (nothing is written), or 202 while it is still building, ' +
-    'with Location to follow.',
+    'with Location to follow. A file that needs more memory to build than a build may use fails with 413 `payload-too-large` ' +
+    '(nothing is written; the same file fails again); a version that could not be built at all, with 500 `internal`. ' +
+    'Either problem names the failed version in `versionId`.',
   params: DatasetIdParams,
   otherBodies: {
     'text/csv': { schema: z.string().meta({ description: 'The CSV file itself, streamed.' }) },
