@@ -20,8 +20,11 @@ export function postCsv(svc: TestService, key: string, datasetId: string, csv: s
 /** The error entries as "row:field:code" strings, in order. */
 export const codes = (reply: Reply): string[] => reply.json.errors.map((e: { row: number; field: string; code: string }) => `${e.row}:${e.field}:${e.code}`);
 
-/** Runs the real build for a version now, in this process (for services without a worker). */
-export async function buildNow(svc: TestService, versionId: string): Promise<void> {
+/**
+ * Runs the real build for a version now, in this process (for services without a worker; the
+ * build sees this process's module state, e.g. lowered tally limits). Returns how it ended.
+ */
+export async function buildNow(svc: TestService, versionId: string) {
   const { buildVersionNow } = await import('../../worker/jobs/versionBuild.ts');
-  await buildVersionNow(svc.db, svc.blobs, versionId, new AbortController().signal);
+  return buildVersionNow(svc.db, svc.blobs, versionId, new AbortController().signal);
 }
