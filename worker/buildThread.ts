@@ -3,6 +3,7 @@
 // runs out of memory ends this thread, not the worker process and the other builds in it. It has
 // its own small pool and blob store. It logs nothing: what a build did goes back to the job in the
 // main thread, which logs and meters it.
+import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import { createBlobStore } from '../shared/blobStore.ts';
 import type { Config } from '../shared/config.ts';
@@ -20,7 +21,7 @@ export type ThrownByBuild = { name: string; message: string; stack?: string; cod
 
 /** Build thread → main thread. */
 export type FromBuildThread =
-  | { type: 'ready' }
+  | { type: 'ready'; heapLimitMb: number }
   | { type: 'built'; summary: BuildSummary }
   | { type: 'threw'; error: ThrownByBuild };
 
@@ -60,4 +61,4 @@ port.on('message', (message: ToBuildThread) => {
   });
 });
 
-port.postMessage({ type: 'ready' } satisfies FromBuildThread);
+port.postMessage({ type: 'ready', heapLimitMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20) } satisfies FromBuildThread);

@@ -16,6 +16,8 @@ const ENTRY = new URL(`./buildThread${extname(fileURLToPath(import.meta.url))}`,
 const YOUNG_GENERATION_MB = 48;
 /** How long a build told to stop (its job was handed back) may take to roll back before its thread is ended. */
 const ABORT_GRACE_MS = 5_000;
+/** How far a thread's heap limit may be from its old plus young generation before it is reported. */
+const HEAP_LIMIT_TOLERANCE_MB = 16;
 /** Between attempts to replace a thread that could not start. */
 const RESPAWN_DELAY_MS = 1_000;
 
@@ -64,6 +66,7 @@ export class BuildThreads {
   private readonly idle: Slot[] = [];
   private readonly waiting: { resolve(slot: Slot): void; reject(error: Error): void }[] = [];
   private closing = false;
+  private limitChecked = false;
 
   constructor(data: BuildThreadData, log: Logger) {
     this.data = data;
@@ -158,6 +161,7 @@ export class BuildThreads {
       worker.on('message', (message: FromBuildThread) => {
         if (message.type === 'ready') {
           if (this.closing) return void worker.terminate();
+          this.checkHeapLimit(message.heapLimitMb);
           ready = true;
           this.slots.add(slot);
           this.release(slot);
@@ -185,6 +189,19 @@ export class BuildThreads {
         this.replace();
       });
     });
+  }
+
+  /**
+   * V8's --max-old-space-size (on the command line or in NODE_OPTIONS) applies to every thread of
+   * the process and wins over a thread's own limit: say so once, since BUILD_HEAP_MB then means nothing.
+   */
+  private checkHeapLimit(heapLimitMb: number): void {
+    if (this.limitChecked) return;
+    this.limitChecked = true;
+    const expectedMb = this.data.config.buildHeapMb + YOUNG_GENERATION_MB;
+    if (Math.abs(heapLimitMb - expectedMb) > HEAP_LIMIT_TOLERANCE_MB) {
+      this.log.warn({ heapLimitMb, expectedMb }, 'build threads do not get the heap BUILD_HEAP_MB asks for: is --max-old-space-size set for the worker?');
+    }
   }
 
   /** Starts a thread in place of one that ended, until one starts (or the threads close). */
