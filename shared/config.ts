@@ -17,6 +17,7 @@ const EnvSchema = z.object({
   IDEMPOTENCY_LEASE_MS: z.coerce.number().int().min(100).default(60_000),
   MAX_UPLOAD_BYTES: z.coerce.number().int().min(1).default(2 * 1024 ** 3),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
+  BUILD_HEAP_MB: z.coerce.number().int().min(16).max(16_384).default(192),
   BLOB_STORE: z.enum(['postgres', 's3']).default('postgres'),
   S3_BUCKET: z.string().min(3).max(63).optional(),
   S3_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
@@ -53,6 +54,12 @@ export type Config = {
   idempotencyLeaseMs: number;
   maxUploadBytes: number;
   workerConcurrency: number;
+  /**
+   * The old-generation heap of each build thread, in MiB: a build that needs more ends failed,
+   * its worker process and the other builds go on. The default leaves room for the tally at its
+   * caps (~155 MiB, shared/ingest/tally.ts).
+   */
+  buildHeapMb: number;
   blobStore: { kind: 'postgres' } | S3Settings;
   /** Behind a TLS-terminating proxy: honour X-Forwarded-Proto/-Host/-For. */
   trustProxy: boolean;
@@ -94,6 +101,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     idempotencyLeaseMs: e.IDEMPOTENCY_LEASE_MS,
     maxUploadBytes: e.MAX_UPLOAD_BYTES,
     workerConcurrency: e.WORKER_CONCURRENCY,
+    buildHeapMb: e.BUILD_HEAP_MB,
     blobStore:
       e.BLOB_STORE === 's3'
         ? {

@@ -121,8 +121,12 @@ export async function markExportReady(db: Queryable, exportId: string, file: { b
   );
 }
 
+/** Fails an export that is not finished yet (a late failure never overwrites a file that was built). */
 export async function markExportFailed(db: Queryable, exportId: string, failure: string): Promise<void> {
-  await db.query(`UPDATE exports SET status = 'failed', failure = $2, completed_at = clock_timestamp() WHERE id = $1`, [exportId, failure]);
+  await db.query(`UPDATE exports SET status = 'failed', failure = $2, completed_at = clock_timestamp() WHERE id = $1 AND status NOT IN ('ready', 'failed')`, [
+    exportId,
+    failure,
+  ]);
 }
 
 /** Deletes exports past their expiry; returns their files, for the blob store to delete. */

@@ -45,10 +45,14 @@ const toJob = (r: Row): FailedJob => ({
   completedAt: r.completed_on?.toISOString() ?? null,
 });
 
+/**
+ * Failed build jobs, and every job in a dead-letter queue: the worker consumes those (it fails
+ * what they were building), and they stay listed, and retryable, until they are retried or purged.
+ */
 export async function listFailedJobs(db: Queryable): Promise<FailedJob[]> {
   const { rows } = await db.query<Row>(
     `SELECT id, name, state, data, retry_count, output, source_output, source_retry_count, created_on, completed_on FROM pgboss.job
-     WHERE (name = ANY($1) AND state = 'failed') OR (name = ANY($2) AND state IN ('created', 'retry'))
+     WHERE (name = ANY($1) AND state = 'failed') OR name = ANY($2)
      ORDER BY created_on DESC LIMIT 500`,
     [MAIN, DEAD],
   );

@@ -41,7 +41,9 @@ export const problemTypes = {
   'payload-too-large': {
     status: 413,
     title: 'Payload Too Large',
-    description: 'The request body is larger than the endpoint accepts.',
+    description:
+      'The request body is larger than the endpoint accepts. Also the problem of a version whose file, though within the upload ' +
+      'limit, needs more memory to build than a build may use: nothing was written, and the same file will fail the same way.',
   },
   'unsupported-media-type': {
     status: 415,

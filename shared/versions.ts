@@ -9,8 +9,12 @@ import { inTransaction, queues } from './queue.ts';
 export type VersionStatus = 'queued' | 'building' | 'active' | 'superseded' | 'failed';
 export const FINISHED: readonly VersionStatus[] = ['active', 'superseded', 'failed'];
 
-/** What a failed version stores; the full problem document is rendered by the API. */
-export type StoredProblem = { type: 'ingest-validation-failed' | 'internal'; detail: string; errorCount: number };
+/**
+ * What a failed version stores; the full problem document is rendered by the API. Row errors are
+ * `ingest-validation-failed`; a file whose build needs more memory than a build may use is
+ * `payload-too-large`; a build that failed every attempt for a reason of the service's is `internal`.
+ */
+export type StoredProblem = { type: 'ingest-validation-failed' | 'payload-too-large' | 'internal'; detail: string; errorCount: number };
 
 export type VersionRecord = {
   id: string;
@@ -85,17 +89,17 @@ export async function createVersion(
 }
 
 /**
- * Another build job for a version whose file streamed in: its first build may have handed its
- * slot back while the file was still arriving (deferBuild), and runs again now that it is whole.
- * If the first build is still running, this job finds the version finished and ends at once.
+ * The file of a version created while it streamed in is whole: its size is recorded, and if its
+ * build handed its slot back meanwhile (deferBuild: queued again, having started), another build
+ * job is sent. The UPDATE holds the version's row, so this and deferBuild are ordered: whichever
+ * runs second sees what the other did (see deferBuild), and no version is left queued with no job.
  */
-export async function requeueBuild(boss: PgBoss, version: { id: string; datasetId: string }): Promise<void> {
-  await boss.send(queues.buildVersion, { versionId: version.id }, { group: { id: version.datasetId } });
-}
-
-/** A version created while its file streamed in: the file's size, once known. */
-export async function recordBytesTotal(db: Queryable, versionId: string, bytes: number): Promise<void> {
-  await db.query('UPDATE versions SET bytes_total = $2 WHERE id = $1', [versionId, bytes]);
+export async function streamedFileArrived(db: Queryable, boss: PgBoss, version: { id: string; datasetId: string }, bytes: number): Promise<void> {
+  const { rows } = await db.query<{ deferred: boolean }>(
+    `UPDATE versions SET bytes_total = $2 WHERE id = $1 RETURNING status = 'queued' AND started_at IS NOT NULL AS deferred`,
+    [version.id, bytes],
+  );
+  if (rows[0]?.deferred) await boss.send(queues.buildVersion, { versionId: version.id }, { group: { id: version.datasetId } });
 }
 
 /**
@@ -168,11 +172,18 @@ export async function startBuild(db: Queryable, versionId: string): Promise<void
 
 /**
  * The build caught up with a file still arriving slowly and handed its slot back: the version
- * waits, queued, for the job sent when the file is whole (requeueBuild), or for the sweep if its
- * writer dies.
+ * waits, queued, for the job sent when the file is whole (streamedFileArrived), or for the sweep
+ * if its writer dies. Returns whether the file was whole by then after all (it arrived between the
+ * build's last look and this update): then the caller builds it at once, since the job for it may
+ * not have been sent.
  */
-export async function deferBuild(db: Queryable, versionId: string): Promise<void> {
+export async function deferBuild(db: Queryable, versionId: string): Promise<boolean> {
   await db.query(`UPDATE versions SET status = 'queued', rows_processed = 0, bytes_processed = 0 WHERE id = $1 AND status = 'building'`, [versionId]);
+  const { rows } = await db.query<{ whole: boolean }>(
+    'SELECT b.bytes IS NOT NULL AS whole FROM versions v JOIN blobs b ON b.id = v.blob_id WHERE v.id = $1',
+    [versionId],
+  );
+  return rows[0]?.whole ?? false;
 }
 
 export async function recordProgress(db: Queryable, versionId: string, seen: { rows: number; bytes: number }): Promise<void> {
@@ -206,10 +217,14 @@ export async function activateVersion(
   return 'active';
 }
 
-/** Ends a version that did not activate, and wakes whoever waits for it. */
+/**
+ * Ends a version that did not activate, and wakes whoever waits for it. A version already
+ * finished keeps its outcome (a late failure never overwrites a build that made it).
+ */
 export async function finishVersion(db: Queryable, versionId: string, status: 'failed' | 'superseded', problem: StoredProblem | null): Promise<void> {
   await db.query(
-    `WITH done AS (UPDATE versions SET status = $2, problem = $3, completed_at = clock_timestamp() WHERE id = $1 RETURNING id)
+    `WITH done AS (UPDATE versions SET status = $2, problem = $3, completed_at = clock_timestamp()
+       WHERE id = $1 AND status NOT IN ('active', 'superseded', 'failed') RETURNING id)
      SELECT pg_notify($4, id) FROM done`,
     [versionId, status, problem && JSON.stringify(problem), VERSION_FINISHED_CHANNEL],
   );

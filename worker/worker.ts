@@ -7,8 +7,9 @@ import type { Logger } from '../shared/log.ts';
 import { migrate } from '../shared/migrate.ts';
 import { createBoss, ensureQueues, ensureSchedules, queues } from '../shared/queue.ts';
 import { UsageMeter } from '../shared/usage.ts';
-import { buildExport } from './jobs/buildExport.ts';
-import { buildVersion } from './jobs/buildVersion.ts';
+import { BuildThreads } from './buildThreads.ts';
+import { buildExport, buildExportDead } from './jobs/buildExport.ts';
+import { buildVersion, buildVersionDead } from './jobs/buildVersion.ts';
 import { purgeIdempotencyKeys } from './jobs/purgeIdempotencyKeys.ts';
 import { purgeStaleFiles } from './jobs/purgeStaleFiles.ts';
 import { purgeOAuthRecords } from './jobs/purgeOAuthRecords.ts';
@@ -64,18 +65,28 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
   const meter = new UsageMeter(pool, log, config.usageFlushMs);
   const boss = createBoss(databaseUrl, 'worker', log);
   const blobs = await createBlobStore(config, pool);
+  // Version builds run on threads of their own, whose memory is capped: see buildThreads.ts.
+  // Exports stay here: COPY TO streams into the blob store under backpressure, in bounded memory
+  // whatever the rows hold.
+  const threads = new BuildThreads({ config, databaseUrl }, log);
   try {
     await migrate(pool);
+    await threads.start();
     await boss.start();
     await ensureQueues(boss);
     await ensureSchedules(boss);
     await boss.work(queues.purgeIdempotencyKeys, purgeIdempotencyKeys(pool, log));
     await boss.work(queues.purgeStaleFiles, purgeStaleFiles(pool, blobs, log));
     await boss.work(queues.purgeOAuthRecords, purgeOAuthRecords(pool, log));
-    await workBuilds(boss, queues.buildVersion, config.workerConcurrency, buildVersion(pool, blobs, meter, log));
+    await workBuilds(boss, queues.buildVersion, config.workerConcurrency, buildVersion(pool, threads, meter, log));
     await workBuilds(boss, queues.buildExport, config.workerConcurrency, buildExport(pool, blobs, meter, log));
+    // Jobs whose last attempt failed, or never returned (pg-boss failed them when their heartbeat
+    // stopped): what they were building must not stay queued or building for ever.
+    await boss.work(queues.buildVersionDead, buildVersionDead(pool, log));
+    await boss.work(queues.buildExportDead, buildExportDead(pool, log));
   } catch (error) {
     await boss.stop({ graceful: false }).catch(() => {});
+    await threads.close();
     await pool.end();
     throw error;
   }
@@ -90,6 +101,7 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
     await boss.stop({ graceful: true, timeout: config.shutdownTimeoutMs });
     // Connections pg-boss is still closing may report the database going away; that is expected now.
     boss.removeAllListeners('error').on('error', () => {});
+    await threads.close();
     await meter.stop();
     await blobs.close();
     await pool.end();

@@ -9,11 +9,10 @@ import { projectRoot } from '../../shared/paths.ts';
 import { CONTRACT_HEADER, contractBlocks } from '../support/contracts.ts';
 
 // The same V8 flags as the Procfile: a young generation capped at 16 MiB per semi-space keeps a
-// build's peak RSS ~100 MiB lower for ~5% of its speed (measured on 1M rows); the worker's old
-// generation is capped at 192 MiB, so V8 collects before growing past what a build keeps alive
-// (the tally at its caps holds ~155 MiB; a 10M-row build far less).
+// build's peak RSS ~100 MiB lower for ~5% of its speed (measured on 1M rows). The worker's builds
+// run on threads whose old generation is capped by BUILD_HEAP_MB (192 MiB: the tally at its caps
+// holds ~155 MiB; a 10M-row build far less); a --max-old-space-size flag would override that cap.
 const NODE_FLAGS = ['--max-semi-space-size=16'];
-const WORKER_FLAGS = [...NODE_FLAGS, '--max-old-space-size=192'];
 
 /**
  * Starts a process and waits until it is ready: a log line matching `ready`, or, for an HTTP
@@ -26,8 +25,7 @@ export async function startServer(
   ready: RegExp | 'healthz',
   onLine?: (line: string) => void,
 ): Promise<ChildProcess> {
-  const flags = script.includes('worker/') ? WORKER_FLAGS : NODE_FLAGS;
-  const child = spawn(process.execPath, [...flags, script], { cwd: projectRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...NODE_FLAGS, script], { cwd: projectRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   let output = '';
   let pending = '';
   child.stdout!.on('data', (chunk: Buffer) => {

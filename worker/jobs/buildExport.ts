@@ -43,3 +43,13 @@ export function buildExport(pool: Pool, blobs: BlobStore, meter: UsageMeter, log
     }
   };
 }
+
+/** The dead-letter queue's consumer: an export job whose every attempt failed or never returned. */
+export function buildExportDead(pool: Pool, log: Logger) {
+  return async (jobs: Job<ExportJob>[]): Promise<void> => {
+    for (const job of jobs) {
+      log.warn({ exportId: job.data.exportId }, 'export dead-lettered; failing it if unfinished');
+      await markExportFailed(pool, job.data.exportId, 'The export could not be built. Request a new one.');
+    }
+  };
+}

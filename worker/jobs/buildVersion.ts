@@ -1,156 +1,109 @@
-// Builds a version: streams its file from the blob store through the CSV parser and validator
-// into contract_rows with COPY, inside one transaction. Any row error rolls it back (nothing is
-// written; the version is `failed` with its errors). Otherwise metrics and catalog are computed
-// and the version activates in the same transaction, unless a newer version of the dataset is
-// already active (then it ends `superseded`). A crash mid-build loses only the uncommitted
-// transaction; pg-boss retries the job when the heartbeat stops.
+// The build-version job: runs the version's build (worker/jobs/versionBuild.ts) on one of the
+// worker's build threads, then logs and meters it. A failure the same file would meet again (the
+// build ran out of its thread's memory; PostgreSQL refused a value as data) fails the version at
+// once; any other is retried by pg-boss, and the last attempt's failure fails the version. A job
+// whose attempts never returned (a worker or thread that died, no heartbeat) ends in the dead-letter
+// queue, whose consumer fails the version if it is still unfinished.
 import type { Job } from 'pg-boss';
-import { from as copyFrom } from 'pg-copy-streams';
-import type { BlobStore } from '../../shared/blobStore.ts';
-import { WriterBehind } from '../../shared/blobs.ts';
-import { cancelRunningStatement, type Pool } from '../../shared/db.ts';
-import { COPY_COLUMNS } from '../../shared/ingest/contractRow.ts';
-import { findDuplicates } from '../../shared/ingest/duplicates.ts';
-import { ErrorSpill } from '../../shared/ingest/errorSpill.ts';
-import { parseContracts } from '../../shared/ingest/parseContracts.ts';
-import { Tally } from '../../shared/ingest/tally.ts';
+import { withTransaction, type Pool } from '../../shared/db.ts';
 import type { Logger } from '../../shared/log.ts';
 import { BUILD_RETRY_LIMIT } from '../../shared/queue.ts';
-import { computeReads, storeReads } from '../../shared/reads.ts';
 import type { UsageMeter } from '../../shared/usage.ts';
-import {
-  activateVersion,
-  claimBuild,
-  deferBuild,
-  FINISHED,
-  finishVersion,
-  recordProgress,
-  rejectedRowCount,
-  startBuild,
-  versionById,
-} from '../../shared/versions.ts';
-
-const PROGRESS_MS = 500;
+import { claimBuild, finishVersion, type StoredProblem } from '../../shared/versions.ts';
+import { BuildOutOfMemory, type BuildThreads } from '../buildThreads.ts';
 
 export type BuildJob = { versionId: string };
-type Buildable = NonNullable<Awaited<ReturnType<typeof versionById>>>;
 
-export function buildVersion(pool: Pool, blobs: BlobStore, meter: UsageMeter, log: Logger) {
+/** The file's columns by contract_rows column, for a data error PostgreSQL reports by column. */
+const FIELDS: Record<string, string> = {
+  contract_id: 'contractId',
+  customer: 'customer',
+  product: 'product',
+  start_date: 'startDate',
+  end_date: 'endDate',
+  amount: 'amount',
+  currency: 'currency',
+};
+
+/**
+ * A failure retrying cannot change: its problem, or undefined for one worth retrying. SQLSTATE
+ * class 22 (data exception: a NUL byte, a value out of range) is a value of the file PostgreSQL
+ * will refuse again, the same way.
+ */
+export function deterministicProblem(error: unknown): StoredProblem | undefined {
+  if (error instanceof BuildOutOfMemory) {
+    return {
+      type: 'payload-too-large',
+      detail:
+        `Building this file needed more memory than a build may use (${error.limitMb} MiB), so the build stopped and nothing was written. ` +
+        'Retrying the same file will not help.',
+      errorCount: 0,
+    };
+  }
+  const { code, where } = (error ?? {}) as { code?: unknown; where?: unknown };
+  if (typeof code === 'string' && code.startsWith('22')) {
+    const column = typeof where === 'string' ? /\bcolumn (\w+)/.exec(where)?.[1] : undefined;
+    const field = column && FIELDS[column];
+    return {
+      type: 'ingest-validation-failed',
+      detail:
+        `The file holds a value that cannot be stored${field ? ` in ${field}` : ''} (${(error as Error).message}), so nothing was written. ` +
+        'Retrying the same file will not help: correct the value and upload the file again.',
+      errorCount: 0,
+    };
+  }
+  return undefined;
+}
+
+const UNFINISHED: StoredProblem = {
+  type: 'internal',
+  detail: 'The version could not be built: every attempt failed. Upload the file again.',
+  errorCount: 0,
+};
+
+export function buildVersion(pool: Pool, threads: BuildThreads, meter: UsageMeter, log: Logger) {
   return async ([job]: Job<BuildJob>[]): Promise<void> => {
     const { versionId } = job!.data;
-    const version = await versionById(pool, versionId);
-    if (!version || FINISHED.includes(version.status)) return; // already built (a retry after commit)
+    const started = performance.now();
     try {
-      await build(pool, blobs, meter, log, version, job!.signal);
-    } catch (error) {
-      if (error instanceof WriterBehind) {
-        // The file arrives slowly: this slot goes to other builds; the job sent when the file is
-        // whole builds it (a slow client costs its own request only).
-        await deferBuild(pool, versionId);
+      const built = await threads.run(versionId, job!.signal);
+      if (built.outcome === 'skipped') return; // already built (a retry after a commit)
+      if (built.outcome === 'deferred') {
         log.info({ versionId }, 'build deferred until its file has arrived');
         return;
       }
-      log.error({ err: error, versionId, attempt: job!.retryCount }, 'build failed');
-      if (job!.retryCount >= BUILD_RETRY_LIMIT) {
-        await finishVersion(pool, versionId, 'failed', { type: 'internal', detail: 'The version could not be built. Upload the file again.', errorCount: 0 });
-      }
+      if (built.outcome === 'active') meter.add(built.accountId!, built.mode!, 'rows_ingested', built.rowCount);
+      log.info(
+        { versionId, outcome: built.outcome, rows: built.rows, errors: built.errors, readsIn: built.readsIn, ...built.timings, ms: Math.round(performance.now() - started) },
+        'version built',
+      );
+    } catch (error) {
+      const problem = deterministicProblem(error);
+      log.error({ err: error, versionId, attempt: job!.retryCount, retried: !problem && job!.retryCount < BUILD_RETRY_LIMIT }, 'build failed');
+      if (problem) return failUnfinished(pool, versionId, problem);
+      if (job!.retryCount >= BUILD_RETRY_LIMIT) await failUnfinished(pool, versionId, UNFINISHED);
       throw error;
     }
   };
 }
 
-/** Durations of the build's phases, for the log line that ends it. */
-function phases() {
-  const timings: Record<string, number> = {};
-  let mark = performance.now();
-  return {
-    timings,
-    end(name: string) {
-      const now = performance.now();
-      timings[name] = Math.round(now - mark);
-      mark = now;
-    },
-  };
+/**
+ * Fails the version unless it finished. Under the build's lock: a build still running elsewhere
+ * (an attempt whose worker lost its claim but not its connection) ends before this decides.
+ */
+async function failUnfinished(pool: Pool, versionId: string, problem: StoredProblem): Promise<void> {
+  await withTransaction(pool, async (client) => {
+    if (await claimBuild(client, versionId)) await finishVersion(client, versionId, 'failed', problem);
+  });
 }
 
-async function build(pool: Pool, blobs: BlobStore, meter: UsageMeter, log: Logger, version: Buildable, signal: AbortSignal): Promise<void> {
-  const versionId = version.id;
-  await startBuild(pool, versionId);
-  const spill = new ErrorSpill(pool, versionId);
-  let seen = { rows: 0, bytes: 0 };
-  const progress = setInterval(() => void recordProgress(pool, versionId, seen).catch(() => {}), PROGRESS_MS);
-  const phase = phases();
-  let outcome: 'active' | 'failed' | 'superseded';
-  let rowCount = 0;
-  // Metrics and catalog, counted as the rows stream to COPY.
-  const tally = new Tally();
-
-  const client = await pool.connect();
-  // When this attempt loses its job (a stopping worker hands it back), whatever statement the
-  // build is running is cancelled, so the transaction rolls back now rather than at the end.
-  const cancel = () => void cancelRunningStatement(pool, client).catch(() => {});
-  try {
-    signal.addEventListener('abort', cancel, { once: true });
-    await client.query('BEGIN');
-    if (!(await claimBuild(client, versionId))) {
-      await client.query('ROLLBACK');
-      return; // another attempt built it meanwhile
+/** The dead-letter queue's consumer: a build job whose every attempt failed or never returned. */
+export function buildVersionDead(pool: Pool, log: Logger) {
+  return async (jobs: Job<BuildJob>[]): Promise<void> => {
+    for (const job of jobs) {
+      const { versionId } = job.data;
+      log.warn({ versionId }, 'build dead-lettered; failing the version if unfinished');
+      await failUnfinished(pool, versionId, UNFINISHED);
     }
-    // The build's statements are few and large: compiling them (JIT) costs more than it saves.
-    await client.query('SET LOCAL jit = off');
-    const parsed = await parseContracts({
-      // pg-boss aborts when this attempt lost its job (a stopping worker hands it back).
-      signal,
-      source: blobs.read(version.blobId!),
-      versionId,
-      sink: client.query(copyFrom(`COPY contract_rows (${COPY_COLUMNS}) FROM STDIN (FORMAT binary)`)),
-      report: (error) => spill.add(error),
-      reportsBehind: () => spill.behind(),
-      tally,
-      progress: (rows, bytes) => (seen = { rows, bytes }),
-    });
-    seen = { rows: parsed.rows, bytes: parsed.bytes };
-    phase.end('copyMs');
-    // Distinct hashes prove distinct contractIds; otherwise SQL finds the duplicates (if any).
-    const distinctContractIds = tally.contractIdsDistinct()
-      ? tally.presentContractIds
-      : await findDuplicates(client, versionId, (error) => spill.add(error));
-    await spill.flush();
-    phase.end('checkMs');
-
-    if (spill.count > 0) {
-      outcome = 'failed';
-    } else {
-      const reads = tally.complete
-        ? await storeReads(client, versionId, tally.result(distinctContractIds))
-        : await computeReads(client, versionId, { distinctContractIds });
-      rowCount = reads.rowCount;
-      phase.end('readsMs');
-      outcome = await activateVersion(client, version, { ...reads, rowsProcessed: seen.rows, bytesProcessed: seen.bytes });
-    }
-    await client.query(outcome === 'active' ? 'COMMIT' : 'ROLLBACK');
-    phase.end('commitMs');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => {});
-    await spill.abandon();
-    throw error;
-  } finally {
-    signal.removeEventListener('abort', cancel);
-    clearInterval(progress);
-    client.release();
-  }
-
-  if (outcome === 'failed') {
-    await recordProgress(pool, versionId, seen);
-    const rejected = await rejectedRowCount(pool, versionId);
-    const problems = `${spill.count} problem${spill.count === 1 ? '' : 's'}`;
-    const detail = `${rejected} row${rejected === 1 ? ' was' : 's were'} rejected (${problems}); nothing was written.`;
-    await finishVersion(pool, versionId, 'failed', { type: 'ingest-validation-failed', detail, errorCount: spill.count });
-  } else if (outcome === 'superseded') {
-    await finishVersion(pool, versionId, 'superseded', null);
-  } else {
-    meter.add(version.accountId, version.mode, 'rows_ingested', rowCount);
-  }
-  await blobs.delete(version.blobId!);
-  log.info({ versionId, outcome, rows: seen.rows, errors: spill.count, readsIn: tally.complete ? 'node' : 'sql', ...phase.timings }, 'version built');
+  };
 }

@@ -9,7 +9,7 @@ import { datasetNotFound, findDataset } from '../../../shared/datasets.ts';
 import { withTransaction } from '../../../shared/db.ts';
 import { badRequest, Problem } from '../../../shared/problems.ts';
 import { findUpload, markUploaded, useUpload } from '../../../shared/uploads.ts';
-import { createVersion, deleteVersion, FINISHED, findVersion, recordBytesTotal, requeueBuild, type VersionRecord } from '../../../shared/versions.ts';
+import { createVersion, deleteVersion, FINISHED, findVersion, streamedFileArrived, type VersionRecord } from '../../../shared/versions.ts';
 import { parseOrThrow, readJsonBody } from '../../body.ts';
 import { defineOperation, type Deps } from '../../operation.ts';
 import { tenantOf } from '../../principal.ts';
@@ -90,7 +90,7 @@ async function recordDirectUpload(deps: Deps, uploadId: string, datasetId: strin
  * A text/csv body with a store that can be read while written: the version and its build job
  * are created as the first bytes arrive, so the worker builds while the file still streams in.
  * A build that catches up with a slow body hands its slot back; a second job, sent once the body is
- * whole, builds it then. If the body fails (413, a dropped connection), the store deletes the blob
+ * whole (streamedFileArrived), builds it then. If the body fails (413, a dropped connection), the store deletes the blob
  * and the version is removed, as if never created (if the database is away, the sweep fails it).
  */
 async function versionWhileStreaming(req: Request, deps: Deps, datasetId: string): Promise<VersionRecord> {
@@ -104,8 +104,7 @@ async function versionWhileStreaming(req: Request, deps: Deps, datasetId: string
         createVersion(client, deps.boss, { datasetId, blobId, bytesTotal: declared, requestPath: requestPath(req) }),
       );
     });
-    if (declared !== blob.bytes) await recordBytesTotal(deps.pool, version!.id, blob.bytes);
-    await requeueBuild(deps.boss, version!);
+    await streamedFileArrived(deps.pool, deps.boss, version!, blob.bytes);
     return version!;
   } catch (error) {
     if (version) await deleteVersion(deps.pool, version.id);
@@ -165,7 +164,9 @@ export default defineOperation({
     'Uploads a CSV file of contract rows (or names an upload made through an upload URL) and builds it into a version. ' +
     'The request waits for the build up to `Prefer: wait=N` seconds (default 30, at most 300, 0 allowed): 201 when the version is ' +
     'active, 422 `ingest-validation-failed` listing every row error (nothing is written), or 202 while it is still building, ' +
-    'with Location to follow.',
+    'with Location to follow. A file that needs more memory to build than a build may use fails with 413 `payload-too-large` ' +
+    '(nothing is written; the same file fails again); a version that could not be built at all, with 500 `internal`. ' +
+    'Either problem names the failed version in `versionId`.',
   params: DatasetIdParams,
   otherBodies: {
     'text/csv': { schema: z.string().meta({ description: 'The CSV file itself, streamed.' }) },

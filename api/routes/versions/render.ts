@@ -2,7 +2,7 @@
 import type { Response } from 'express';
 import { z } from 'zod';
 import type { Pool } from '../../../shared/db.ts';
-import { Problem, problemTypes } from '../../../shared/problems.ts';
+import { Problem, problemTypes, type ProblemType } from '../../../shared/problems.ts';
 import { writeVersionErrorsJson } from '../../../shared/versionErrorsJson.ts';
 import { type VersionRecord, versionById } from '../../../shared/versions.ts';
 import { PROBLEM_CONTENT_TYPE } from '../../problemResponses.ts';
@@ -24,7 +24,10 @@ export const VersionSchema = z
     rowCount: z.number().int().nullable(),
     contributingRowCount: z.number().int().nullable(),
     progress: z.object({ rowsProcessed: z.number().int(), bytesProcessed: z.number().int(), bytesTotal: z.number().int().nullable() }),
-    problem: z.object({}).passthrough().nullable().meta({ description: 'The 422 problem document when failed, else null.' }),
+    problem: z.object({}).passthrough().nullable().meta({
+      description:
+        'The problem document when failed, else null: 422 ingest-validation-failed (row errors), 413 payload-too-large (the file needs more memory to build than a build may use) or 500 internal (every attempt failed).',
+    }),
     createdAt: z.string().meta({ format: 'date-time' }),
     completedAt: z.string().nullable().meta({ format: 'date-time' }),
   })
@@ -64,10 +67,13 @@ export function renderVersion(pool: Pool, version: VersionRecord, errorsBase: st
   };
 }
 
-/** A failed version's problem without row errors (a 500) as something to throw. */
+/**
+ * A failed version's problem without row errors as something to throw: 413 when the file needs
+ * more memory to build than a build may use, 500 when every attempt failed; `versionId` names it.
+ */
 export function problemOf(document: Record<string, unknown>): Problem {
   const { type, title: _title, status: _status, detail, instance: _instance, ...extensions } = document;
-  const name = String(type).split('/').at(-1) as 'ingest-validation-failed' | 'internal';
+  const name = String(type).split('/').at(-1) as ProblemType;
   return new Problem(name, String(detail), { extensions });
 }
 

@@ -1,0 +1,165 @@
+// A version's build: streams its file from the blob store through the CSV parser and validator
+// into contract_rows with COPY, inside one transaction. Any row error rolls it back (nothing is
+// written; the version is `failed` with its errors). Otherwise metrics and catalog are computed
+// and the version activates in the same transaction, unless a newer version of the dataset is
+// already active (then it ends `superseded`). A crash mid-build loses only the uncommitted
+// transaction. It runs on a build thread (worker/buildThread.ts), with the thread's own pool and
+// blob store; the job around it (worker/jobs/buildVersion.ts) stays in the worker's main thread.
+import { from as copyFrom } from 'pg-copy-streams';
+import type { BlobStore } from '../../shared/blobStore.ts';
+import { WriterBehind } from '../../shared/blobs.ts';
+import { cancelRunningStatement, type Pool } from '../../shared/db.ts';
+import { COPY_COLUMNS } from '../../shared/ingest/contractRow.ts';
+import { findDuplicates } from '../../shared/ingest/duplicates.ts';
+import { ErrorSpill } from '../../shared/ingest/errorSpill.ts';
+import { parseContracts } from '../../shared/ingest/parseContracts.ts';
+import { Tally } from '../../shared/ingest/tally.ts';
+import { computeReads, storeReads } from '../../shared/reads.ts';
+import {
+  activateVersion,
+  claimBuild,
+  deferBuild,
+  FINISHED,
+  finishVersion,
+  recordProgress,
+  rejectedRowCount,
+  startBuild,
+  versionById,
+} from '../../shared/versions.ts';
+
+const PROGRESS_MS = 500;
+
+type Buildable = NonNullable<Awaited<ReturnType<typeof versionById>>>;
+
+/** How a build ended, for the job that ran it: its log line and the metering of ingested rows. */
+export type BuildSummary = {
+  /** deferred: the file arrives slowly; the job sent when it is whole builds it. */
+  outcome: 'active' | 'failed' | 'superseded' | 'skipped' | 'deferred';
+  accountId?: string;
+  mode?: 'test' | 'live';
+  /** Rows stored (active only). */
+  rowCount: number;
+  rows: number;
+  errors: number;
+  readsIn?: 'node' | 'sql';
+  timings?: Record<string, number>;
+};
+
+/** Builds the version unless it is already finished (a retry after a commit). */
+export async function buildVersionNow(pool: Pool, blobs: BlobStore, versionId: string, signal: AbortSignal): Promise<BuildSummary> {
+  const version = await versionById(pool, versionId);
+  if (!version || FINISHED.includes(version.status)) return { outcome: 'skipped', rowCount: 0, rows: 0, errors: 0 };
+  try {
+    return await build(pool, blobs, version, signal);
+  } catch (error) {
+    if (!(error instanceof WriterBehind)) throw error;
+    // The file arrives slowly: this slot goes to other builds (a slow client costs its own
+    // request only); the job sent when the file is whole builds it. If it became whole just now,
+    // that job may never come: build it here.
+    if (await deferBuild(pool, versionId)) return buildVersionNow(pool, blobs, versionId, signal);
+    return { outcome: 'deferred', rowCount: 0, rows: 0, errors: 0 };
+  }
+}
+
+/** Durations of the build's phases, for the log line that ends it. */
+function phases() {
+  const timings: Record<string, number> = {};
+  let mark = performance.now();
+  return {
+    timings,
+    end(name: string) {
+      const now = performance.now();
+      timings[name] = Math.round(now - mark);
+      mark = now;
+    },
+  };
+}
+
+async function build(pool: Pool, blobs: BlobStore, version: Buildable, signal: AbortSignal): Promise<BuildSummary> {
+  const versionId = version.id;
+  await startBuild(pool, versionId);
+  const spill = new ErrorSpill(pool, versionId);
+  let seen = { rows: 0, bytes: 0 };
+  const progress = setInterval(() => void recordProgress(pool, versionId, seen).catch(() => {}), PROGRESS_MS);
+  const phase = phases();
+  let outcome: 'active' | 'failed' | 'superseded';
+  let rowCount = 0;
+  // Metrics and catalog, counted as the rows stream to COPY.
+  const tally = new Tally();
+
+  const client = await pool.connect();
+  // When this attempt loses its job (a stopping worker hands it back), whatever statement the
+  // build is running is cancelled, so the transaction rolls back now rather than at the end.
+  const cancel = () => void cancelRunningStatement(pool, client).catch(() => {});
+  try {
+    signal.addEventListener('abort', cancel, { once: true });
+    await client.query('BEGIN');
+    if (!(await claimBuild(client, versionId))) {
+      await client.query('ROLLBACK');
+      return { outcome: 'skipped', rowCount: 0, rows: 0, errors: 0 }; // another attempt built it meanwhile
+    }
+    // The build's statements are few and large: compiling them (JIT) costs more than it saves.
+    await client.query('SET LOCAL jit = off');
+    const parsed = await parseContracts({
+      // pg-boss aborts when this attempt lost its job (a stopping worker hands it back).
+      signal,
+      source: blobs.read(version.blobId!),
+      versionId,
+      sink: client.query(copyFrom(`COPY contract_rows (${COPY_COLUMNS}) FROM STDIN (FORMAT binary)`)),
+      report: (error) => spill.add(error),
+      reportsBehind: () => spill.behind(),
+      tally,
+      progress: (rows, bytes) => (seen = { rows, bytes }),
+    });
+    seen = { rows: parsed.rows, bytes: parsed.bytes };
+    phase.end('copyMs');
+    // Distinct hashes prove distinct contractIds; otherwise SQL finds the duplicates (if any).
+    const distinctContractIds = tally.contractIdsDistinct()
+      ? tally.presentContractIds
+      : await findDuplicates(client, versionId, (error) => spill.add(error));
+    await spill.flush();
+    phase.end('checkMs');
+
+    if (spill.count > 0) {
+      outcome = 'failed';
+    } else {
+      const reads = tally.complete
+        ? await storeReads(client, versionId, tally.result(distinctContractIds))
+        : await computeReads(client, versionId, { distinctContractIds });
+      rowCount = reads.rowCount;
+      phase.end('readsMs');
+      outcome = await activateVersion(client, version, { ...reads, rowsProcessed: seen.rows, bytesProcessed: seen.bytes });
+    }
+    await client.query(outcome === 'active' ? 'COMMIT' : 'ROLLBACK');
+    phase.end('commitMs');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    await spill.abandon();
+    throw error;
+  } finally {
+    signal.removeEventListener('abort', cancel);
+    clearInterval(progress);
+    client.release();
+  }
+
+  if (outcome === 'failed') {
+    await recordProgress(pool, versionId, seen);
+    const rejected = await rejectedRowCount(pool, versionId);
+    const problems = `${spill.count} problem${spill.count === 1 ? '' : 's'}`;
+    const detail = `${rejected} row${rejected === 1 ? ' was' : 's were'} rejected (${problems}); nothing was written.`;
+    await finishVersion(pool, versionId, 'failed', { type: 'ingest-validation-failed', detail, errorCount: spill.count });
+  } else if (outcome === 'superseded') {
+    await finishVersion(pool, versionId, 'superseded', null);
+  }
+  await blobs.delete(version.blobId!);
+  return {
+    outcome,
+    accountId: version.accountId,
+    mode: version.mode,
+    rowCount,
+    rows: seen.rows,
+    errors: spill.count,
+    readsIn: tally.complete ? 'node' : 'sql',
+    timings: phase.timings,
+  };
+}
