@@ -55,7 +55,8 @@ export async function startService(
   const database = await createTestDatabase();
   const port = String(await freePort());
   const childEnv = { DATABASE_URL: database.url, ...blobStoreEnv() };
-  const config = loadConfig({ PORT: port, BASE_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: 'info', USAGE_FLUSH_MS: '100', SHUTDOWN_TIMEOUT_MS: '5000', ...options.env, ...childEnv });
+  // A test's own env wins (a test may pin the blob store); its child processes keep the run's.
+  const config = loadConfig({ PORT: port, BASE_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: 'info', USAGE_FLUSH_MS: '100', SHUTDOWN_TIMEOUT_MS: '5000', ...childEnv, ...options.env });
   let logged = '';
   const sink = new Writable({
     write(chunk, _encoding, done) {
