@@ -10,6 +10,9 @@ import type { Queryable } from '../db.ts';
 import { sha256 } from '../ids.ts';
 import { deleteGrants } from './records.ts';
 
+/** How long the loser of a concurrent code exchange waits for the winner's tokens before revoking them. */
+const WINNER_WAIT_MS = 2_000;
+
 type Row = { payload: AdapterPayload; consumed_at: Date | null };
 
 const epoch = (date: Date) => Math.floor(date.getTime() / 1000);
@@ -66,6 +69,16 @@ export function postgresAdapter(db: Queryable): new (model: string) => Adapter {
     }
 
     async consume(id: string): Promise<void> {
+      const winnerSaved = async (grantId: string) => {
+        for (const deadline = Date.now() + WINNER_WAIT_MS; Date.now() < deadline; ) {
+          const { rows } = await db.query<{ n: number }>(
+            `SELECT count(DISTINCT model)::int AS n FROM oauth_records WHERE model IN ('AccessToken', 'RefreshToken') AND grant_id = $1`,
+            [grantId],
+          );
+          if (rows[0]!.n === 2) return;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      };
       const { rowCount } = await db.query(
         `UPDATE oauth_records
             SET consumed_at = now(),
@@ -84,7 +97,12 @@ export function postgresAdapter(db: Queryable): new (model: string) => Adapter {
           [this.model, sha256(id)],
         );
         const grantId = rows[0]?.grant_id;
-        if (grantId) await deleteGrants(db, [grantId]);
+        if (grantId) {
+          // Let the winner finish first (its access and refresh tokens saved), within a bound: revoked under
+          // it, the winner's own exchange would fail too, and neither would get tokens.
+          await winnerSaved(grantId);
+          await deleteGrants(db, [grantId]);
+        }
       }
       throw new errors.InvalidGrant('already consumed by a concurrent request');
     }
