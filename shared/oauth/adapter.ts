@@ -13,6 +13,18 @@ import { deleteGrants } from './records.ts';
 /** How long the loser of a concurrent code exchange waits for the winner's tokens before revoking them. */
 const WINNER_WAIT_MS = 2_000;
 
+/** Waits, within WINNER_WAIT_MS, until the grant's access and refresh tokens are saved. */
+async function winnerSaved(db: Queryable, grantId: string): Promise<void> {
+  for (const deadline = Date.now() + WINNER_WAIT_MS; Date.now() < deadline; ) {
+    const { rows } = await db.query<{ n: number }>(
+      `SELECT count(DISTINCT model)::int AS n FROM oauth_records WHERE model IN ('AccessToken', 'RefreshToken') AND grant_id = $1`,
+      [grantId],
+    );
+    if (rows[0]!.n === 2) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 type Row = { payload: AdapterPayload; consumed_at: Date | null };
 
 const epoch = (date: Date) => Math.floor(date.getTime() / 1000);
@@ -69,16 +81,6 @@ export function postgresAdapter(db: Queryable): new (model: string) => Adapter {
     }
 
     async consume(id: string): Promise<void> {
-      const winnerSaved = async (grantId: string) => {
-        for (const deadline = Date.now() + WINNER_WAIT_MS; Date.now() < deadline; ) {
-          const { rows } = await db.query<{ n: number }>(
-            `SELECT count(DISTINCT model)::int AS n FROM oauth_records WHERE model IN ('AccessToken', 'RefreshToken') AND grant_id = $1`,
-            [grantId],
-          );
-          if (rows[0]!.n === 2) return;
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
-      };
       const { rowCount } = await db.query(
         `UPDATE oauth_records
             SET consumed_at = now(),
@@ -100,7 +102,7 @@ export function postgresAdapter(db: Queryable): new (model: string) => Adapter {
         if (grantId) {
           // Let the winner finish first (its access and refresh tokens saved), within a bound: revoked under
           // it, the winner's own exchange would fail too, and neither would get tokens.
-          await winnerSaved(grantId);
+          await winnerSaved(db, grantId);
           await deleteGrants(db, [grantId]);
         }
       }
