@@ -2,16 +2,13 @@
 // its filters in the order the contract fixes (authentication, scope, idempotency, then routing,
 // which starts by refusing a URL that cannot be understood), then the public routes, each behind
 // that same URL check.
-import express, { type Response, type Router } from 'express';
-import type { AnswerReference } from '../shared/idempotency.ts';
-import { replayUpload } from './routes/uploads/create.ts';
-import { replayValidationProblem } from './routes/versions/render.ts';
+import express, { type Router } from 'express';
 import { authenticate, requireScope } from './filters/authenticate.ts';
 import { refuseBrowserPreflight } from './filters/browserOrigins.ts';
 import { idempotency } from './filters/idempotency.ts';
 import { buildOpenApiDocument, openApiRoutes } from './openapi.ts';
-import { type Deps, handlerFor, type Operation } from './operation.ts';
-import { operations } from './operations.ts';
+import { type Deps, handlerFor, keptAnswerRenderers, type Operation } from './defineOperation.ts';
+import { operations } from './routes/index.ts';
 import { interactionErrorPage, interactionRoutes } from './oauth/interactions.ts';
 import { requestLog } from './requestLog.ts';
 import { securityHeaders } from './html.ts';
@@ -39,11 +36,8 @@ export function createApp(deps: Deps): express.Express {
 
   // /v1 first: it has its own filters, URL check and 404, so nothing under /v1 goes further.
   const v1 = express.Router({ strict: false });
-  const renderAgain = (res: Response, reference: AnswerReference, kept: Buffer) =>
-    'validationProblemOf' in reference
-      ? replayValidationProblem(res, deps.pool, config.errorsBase, reference.validationProblemOf)
-      : replayUpload(res, deps, reference, kept);
-  v1.use(refuseBrowserPreflight(deps), authenticate(deps), requireScope(deps), idempotency(deps, renderAgain), refuseMalformedUrl());
+  const idempotent = idempotency(deps, keptAnswerRenderers(operations));
+  v1.use(refuseBrowserPreflight(deps), authenticate(deps), requireScope(deps), idempotent, refuseMalformedUrl());
   mount(v1, operations.filter((op) => op.surface === 'v1'), deps, '/v1');
   v1.use(notFound());
   app.use('/v1', v1);

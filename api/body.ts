@@ -1,7 +1,7 @@
 // Reading request bodies: JSON only, bounded, parsed and validated with the operation's zod schema.
 import type { Request } from 'express';
 import type { z } from 'zod';
-import { badRequest, type FieldError, Problem } from '../shared/problems.ts';
+import { badRequest, type FieldError, Problem } from '../shared/platform/problems.ts';
 import { nulIn } from './malformed.ts';
 
 export const JSON_LIMIT_BYTES = 1024 * 1024;

@@ -1,6 +1,6 @@
 // The `web` process (Procfile): the HTTP API.
-import { openDatabase } from '../shared/embeddedPostgres.ts';
-import { runProcess } from '../shared/lifecycle.ts';
+import { openDatabase } from '../shared/platform/embeddedPostgres.ts';
+import { runProcess } from '../shared/platform/lifecycle.ts';
 import { startApi } from './server.ts';
 
 await runProcess('web', async (config, log, parts) => {

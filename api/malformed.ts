@@ -3,7 +3,7 @@
 // a 400 `bad-request` (never a 500: PostgreSQL refuses NUL in text and jsonb, and a retry of the
 // same bytes could never succeed). Headers cannot carry a NUL: Node's parser refuses them.
 import type { RequestHandler } from 'express';
-import { badRequest, type FieldError } from '../shared/problems.ts';
+import { badRequest, type FieldError } from '../shared/platform/problems.ts';
 
 const NUL = '\u0000';
 

@@ -3,8 +3,8 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import type { RequestHandler } from 'express';
 import { z } from 'zod';
-import { problemTypes, type ProblemType } from '../shared/problems.ts';
-import { isMutating, type Operation } from './operation.ts';
+import { problemTypes, type ProblemType } from '../shared/platform/problems.ts';
+import { isMutating, type Operation } from './defineOperation.ts';
 import { escapeHtml } from './html.ts';
 import { ProblemSchema } from './schemas.ts';
 

@@ -1,7 +1,7 @@
 // Who is calling: set by the authentication filter, read by everything after it.
 import type { Response } from 'express';
-import type { Mode } from '../shared/apiKeys.ts';
-import type { Tenant } from '../shared/datasets.ts';
+import type { Mode } from '../shared/tenancy/apiKeys.ts';
+import type { Tenant } from '../shared/domain/datasets.ts';
 
 export const scopes = ['service.read', 'service.write'] as const;
 export type Scope = (typeof scopes)[number];

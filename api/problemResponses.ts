@@ -1,10 +1,10 @@
 // Renders the problem catalogue (shared/problems.ts) as application/problem+json, the last-resort
 // error handler, and the human page behind each problem type URI.
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
-import { isDatabaseUnavailable } from '../shared/db.ts';
-import type { Logger } from '../shared/log.ts';
+import { isDatabaseUnavailable } from '../shared/platform/db.ts';
+import type { Logger } from '../shared/platform/log.ts';
 import { escapeHtml } from './html.ts';
-import { badRequest, Problem, problemTypes, type ProblemType } from '../shared/problems.ts';
+import { badRequest, Problem, problemTypes, type ProblemType } from '../shared/platform/problems.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 

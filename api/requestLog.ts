@@ -4,7 +4,7 @@
 // API's CPU under load (measured with --cpu-prof during `npm run bench -- api`).
 import { randomUUID } from 'node:crypto';
 import type { RequestHandler } from 'express';
-import type { Logger } from '../shared/log.ts';
+import type { Logger } from '../shared/platform/log.ts';
 
 const REQUEST_ID = /^[\w.:-]{1,100}$/;
 

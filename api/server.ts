@@ -2,16 +2,16 @@
 // gracefully (stop accepting, let in-flight requests finish, flush usage, close the pool).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Config } from '../shared/config.ts';
-import { createPool, type Pool } from '../shared/db.ts';
-import type { Logger } from '../shared/log.ts';
-import { migrate } from '../shared/migrate.ts';
-import { createBlobStore } from '../shared/blobStore.ts';
-import { createBoss, ensureQueues } from '../shared/queue.ts';
-import { UsageMeter } from '../shared/usage.ts';
-import { VersionOutcomes } from '../shared/versionOutcomes.ts';
+import type { Config } from '../shared/platform/config.ts';
+import { createPool, type Pool } from '../shared/platform/db.ts';
+import type { Logger } from '../shared/platform/log.ts';
+import { migrate } from '../shared/platform/migrate.ts';
+import { createBlobStore } from '../shared/blobs/createBlobStore.ts';
+import { createBoss, ensureQueues } from '../shared/platform/queue.ts';
+import { UsageMeter } from '../shared/tenancy/usage.ts';
+import { VersionOutcomes } from '../shared/domain/versionOutcomes.ts';
 import { createApp } from './app.ts';
-import type { Deps } from './operation.ts';
+import type { Deps } from './defineOperation.ts';
 import { loadOAuthKeys } from '../shared/oauth/keys.ts';
 import { createAuthorizationServer } from './oauth/provider.ts';
 

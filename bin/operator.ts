@@ -2,17 +2,17 @@
 // JSON document on stdout; errors are one line on stderr; exit 0 on success, 2 on bad usage or an
 // unknown id, 1 on any other failure.
 import { parseArgs } from 'node:util';
-import { addMember, createAccount, findAccount, listAccounts, removeMember } from '../shared/accounts.ts';
-import { unlockSignIn } from '../shared/oauth/people.ts';
-import { issueKey, listKeys, revokeKey } from '../shared/apiKeys.ts';
-import { ConfigError, loadConfig } from '../shared/config.ts';
-import { createPool, type Pool } from '../shared/db.ts';
-import { openDatabase } from '../shared/embeddedPostgres.ts';
-import { createLogger } from '../shared/log.ts';
-import { migrate } from '../shared/migrate.ts';
-import { listFailedJobs, NotRetryable, retryJob } from '../shared/jobs.ts';
-import { createBoss, ensureQueues } from '../shared/queue.ts';
-import { readUsage } from '../shared/usage.ts';
+import { addMember, createAccount, findAccount, listAccounts, removeMember } from '../shared/tenancy/accounts.ts';
+import { unlockSignIn } from '../shared/tenancy/people.ts';
+import { issueKey, listKeys, revokeKey } from '../shared/tenancy/apiKeys.ts';
+import { ConfigError, loadConfig } from '../shared/platform/config.ts';
+import { createPool, type Pool } from '../shared/platform/db.ts';
+import { openDatabase } from '../shared/platform/embeddedPostgres.ts';
+import { createLogger } from '../shared/platform/log.ts';
+import { migrate } from '../shared/platform/migrate.ts';
+import { listFailedJobs, NotRetryable, retryJob } from '../shared/domain/failedJobs.ts';
+import { createBoss, ensureQueues } from '../shared/platform/queue.ts';
+import { readUsage } from '../shared/tenancy/usage.ts';
 import type { PgBoss } from 'pg-boss';
 
 class UsageError extends Error {}

@@ -1,8 +1,8 @@
 // The `release` process (Procfile): applies pending migrations, then exits.
-import { createPool } from '../shared/db.ts';
-import { openDatabase } from '../shared/embeddedPostgres.ts';
-import { runProcess } from '../shared/lifecycle.ts';
-import { migrate } from '../shared/migrate.ts';
+import { createPool } from '../shared/platform/db.ts';
+import { openDatabase } from '../shared/platform/embeddedPostgres.ts';
+import { runProcess } from '../shared/platform/lifecycle.ts';
+import { migrate } from '../shared/platform/migrate.ts';
 
 await runProcess('release', async (config, log, parts) => {
   const database = await openDatabase(config, log);

@@ -1,8 +1,8 @@
 // `npm start`: the API, one worker and (when DATABASE_URL is unset) the embedded PostgreSQL, in
 // one process for development. In production the Procfile runs them as separate processes.
 import { startApi } from '../api/server.ts';
-import { openDatabase } from '../shared/embeddedPostgres.ts';
-import { runProcess } from '../shared/lifecycle.ts';
+import { openDatabase } from '../shared/platform/embeddedPostgres.ts';
+import { runProcess } from '../shared/platform/lifecycle.ts';
 import { startWorker } from '../worker/worker.ts';
 
 await runProcess('start', async (config, log, parts) => {

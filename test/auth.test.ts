@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { revokeKey } from '../shared/apiKeys.ts';
+import { revokeKey } from '../shared/tenancy/apiKeys.ts';
 import { startService, type TestService } from './support/service.ts';
 
 describe('authentication filter (spec §5)', () => {
@@ -82,14 +82,14 @@ describe('authentication filter (spec §5)', () => {
 
   it('when the database is down, a string with no known prefix still gets its 401 (no lookup) while a key gets 503', async () => {
     const { createApp } = await import('../api/app.ts');
-    const { createPool } = await import('../shared/db.ts');
-    const { UsageMeter } = await import('../shared/usage.ts');
-    const { createLogger } = await import('../shared/log.ts');
+    const { createPool } = await import('../shared/platform/db.ts');
+    const { UsageMeter } = await import('../shared/tenancy/usage.ts');
+    const { createLogger } = await import('../shared/platform/log.ts');
     const { createServer } = await import('node:http');
     const deadPool = createPool('postgres://nobody:none@127.0.0.1:9/none', 1, 'dead');
     const log = createLogger({ logLevel: 'silent' }, 'dead');
     const { PgBoss } = await import('pg-boss');
-    const { VersionOutcomes } = await import('../shared/versionOutcomes.ts');
+    const { VersionOutcomes } = await import('../shared/domain/versionOutcomes.ts');
     const deadUrl = 'postgres://nobody:none@127.0.0.1:9/none';
     const server = createServer(
       createApp({
@@ -99,7 +99,7 @@ describe('authentication filter (spec §5)', () => {
         meter: new UsageMeter(deadPool, log, 60_000),
         boss: new PgBoss(deadUrl),
         outcomes: new VersionOutcomes(deadUrl, log),
-        blobs: await (await import('../shared/blobStore.ts')).createBlobStore({ ...svc.config, blobStore: { kind: 'postgres' } }, deadPool),
+        blobs: await (await import('../shared/blobs/createBlobStore.ts')).createBlobStore({ ...svc.config, blobStore: { kind: 'postgres' } }, deadPool),
         oauth: svc.api.oauth,
       }),
     );

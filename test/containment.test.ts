@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { PgBoss, type Job } from 'pg-boss';
-import { createLogger } from '../shared/log.ts';
-import { queues } from '../shared/queue.ts';
-import { startBuild } from '../shared/versions.ts';
+import { createLogger } from '../shared/platform/log.ts';
+import { queues } from '../shared/platform/queue.ts';
+import { startBuild } from '../shared/domain/versions.ts';
 import { deterministicProblem } from '../worker/jobs/buildVersion.ts';
 import { startWorker } from '../worker/worker.ts';
 import { eventually } from './support/eventually.ts';

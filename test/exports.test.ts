@@ -110,7 +110,7 @@ describe('exports', () => {
       tampered.searchParams.set('signature', `${signature.startsWith('A') ? 'B' : 'A'}${signature.slice(1)}`);
       const extended = new URL(url);
       extended.searchParams.set('expires', String(Number(url.searchParams.get('expires')) + 60));
-      const { signPath, signingSecret } = await import('../shared/signedUrls.ts');
+      const { signPath, signingSecret } = await import('../shared/platform/signedUrls.ts');
       const expired = new URL(svc.url + signPath(await signingSecret(svc.db), url.pathname, Math.floor(Date.now() / 1000) - 1));
       const uploadSigned = new URL(svc.url + signPath(await signingSecret(svc.db), `/uploads/${ready.id}`, Math.floor(Date.now() / 1000) + 60));
       uploadSigned.pathname = url.pathname;
@@ -165,7 +165,7 @@ describe('exports', () => {
     const ready = await readyExport(svc, key, path);
     const { rows } = await svc.db.query('SELECT blob_id FROM exports WHERE id = $1', [ready.id]);
     await svc.db.query(`UPDATE exports SET expires_at = now() - interval '1 second' WHERE id = $1`, [ready.id]);
-    const { queues } = await import('../shared/queue.ts');
+    const { queues } = await import('../shared/platform/queue.ts');
     await svc.worker!.boss.send(queues.purgeStaleFiles, {});
     const status = await eventually(async () => (await svc.request(path, { key })).status, (s) => s !== 200);
     expect(status).to.equal(404);

@@ -6,7 +6,7 @@
 import { request as httpRequest } from 'node:http';
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { operations } from '../api/operations.ts';
+import { operations } from '../api/routes/index.ts';
 import { startService, type TestService } from './support/service.ts';
 
 const SECONDS_PER_PROPERTY = Number(process.env['FUZZ_SECONDS'] ?? 3);

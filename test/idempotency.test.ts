@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { queues } from '../shared/queue.ts';
+import { queues } from '../shared/platform/queue.ts';
 import { startService, type TestService } from './support/service.ts';
 import { slowPost } from './support/slowRequest.ts';
 import { eventually } from './support/eventually.ts';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { buildNow, codes, HEADER, newDataset, postCsv } from './support/ingest.ts';
 import { eventually } from './support/eventually.ts';
-import { CHUNK_BYTES } from '../shared/postgresBlobStore.ts';
+import { CHUNK_BYTES } from '../shared/blobs/postgresBlobStore.ts';
 import { startService, type TestService } from './support/service.ts';
 
 describe('ingest: versions from CSV files', () => {

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { createAccount } from '../shared/accounts.ts';
-import { issueKey } from '../shared/apiKeys.ts';
-import { createPool } from '../shared/db.ts';
-import { freePort } from '../shared/embeddedPostgres.ts';
+import { createAccount } from '../shared/tenancy/accounts.ts';
+import { issueKey } from '../shared/tenancy/apiKeys.ts';
+import { createPool } from '../shared/platform/db.ts';
+import { freePort } from '../shared/platform/embeddedPostgres.ts';
 import { createTestDatabase } from './setup/database.ts';
 import { runScript, startScript } from './support/processes.ts';
 import { slowPost } from './support/slowRequest.ts';

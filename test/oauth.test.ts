@@ -3,9 +3,9 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import * as oauth from 'oauth4webapi';
-import { addMember, removeMember } from '../shared/accounts.ts';
-import { sha256 } from '../shared/ids.ts';
-import { queues } from '../shared/queue.ts';
+import { addMember, removeMember } from '../shared/tenancy/accounts.ts';
+import { sha256 } from '../shared/platform/ids.ts';
+import { queues } from '../shared/platform/queue.ts';
 import { eventually } from './support/eventually.ts';
 import { runScript } from './support/processes.ts';
 import { accountsOffered, callbackParams, PageBrowser, type Person } from './support/oauth.ts';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { sha256 } from '../shared/ids.ts';
-import { listMigrations } from '../shared/migrate.ts';
+import { sha256 } from '../shared/platform/ids.ts';
+import { listMigrations } from '../shared/platform/migrate.ts';
 import { createTestDatabase } from './setup/database.ts';
 import { runScript } from './support/processes.ts';
 import { eventually } from './support/eventually.ts';
@@ -117,7 +117,7 @@ describe('operator command line', () => {
   it('when migrations run from two processes at once, then both succeed and each file is applied once', async () => {
     const fresh = await createTestDatabase();
     try {
-      const { createPool } = await import('../shared/db.ts');
+      const { createPool } = await import('../shared/platform/db.ts');
       const pool = createPool(fresh.url, 2, 'test');
       await pool.query('DROP SCHEMA public CASCADE; CREATE SCHEMA public');
       await pool.end();
@@ -148,7 +148,7 @@ describe('operator: failed and dead-lettered jobs', () => {
   it('when a build job is dead-lettered, then jobs list shows it and jobs retry builds the version', async () => {
     const { key } = await svc.tenant();
     const { HEADER, newDataset, postCsv } = await import('./support/ingest.ts');
-    const { queues } = await import('../shared/queue.ts');
+    const { queues } = await import('../shared/platform/queue.ts');
     const ds = await newDataset(svc, key);
     // A version whose build failed for good (as after its last retry), with its job dead-lettered.
     await svc.worker!.boss.offWork(queues.buildVersion);
@@ -168,7 +168,7 @@ describe('operator: failed and dead-lettered jobs', () => {
     expect(jobs[0].data).to.deep.equal({ versionId: version.json.id });
 
     const { startWorker } = await import('../worker/worker.ts');
-    const { createLogger } = await import('../shared/log.ts');
+    const { createLogger } = await import('../shared/platform/log.ts');
     const worker = await startWorker(svc.config, svc.databaseUrl, createLogger({ logLevel: 'silent' }, 'w'));
     try {
       const retried = await operator('jobs', 'retry', deadId!);

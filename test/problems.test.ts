@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { problemTypes } from '../shared/problems.ts';
+import { problemTypes } from '../shared/platform/problems.ts';
 import { startService, type TestService } from './support/service.ts';
 import { eventually } from './support/eventually.ts';
 

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { buildNow, HEADER, newDataset, postCsv } from './support/ingest.ts';
 import { startService, type TestService } from './support/service.ts';
-import type { Queryable } from '../shared/db.ts';
-import { computeReads } from '../shared/reads.ts';
+import type { Queryable } from '../shared/platform/db.ts';
+import { computeReads } from '../shared/domain/metricsAndCatalog.ts';
 import { TALLY_LIMITS } from '../shared/ingest/tally.ts';
 import { findDuplicates } from '../shared/ingest/duplicates.ts';
 import { eventually } from './support/eventually.ts';

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../shared/embeddedPostgres.ts';
+import { freePort } from '../shared/platform/embeddedPostgres.ts';
 import { runScript, startScript } from './support/processes.ts';
 
 describe('npm start on the embedded database (the newcomer path)', function () {

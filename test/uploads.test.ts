@@ -175,7 +175,7 @@ describe('uploads: multipart bodies and upload URLs', () => {
   });
 
   it('when uploads go unused and blobs are orphaned for a day, then the scheduled purge deletes them and keeps the rest', async () => {
-    const { queues } = await import('../shared/queue.ts');
+    const { queues } = await import('../shared/platform/queue.ts');
     const ds = await newDataset(svc, key);
     const stale = await requestUpload(ds);
     await put(stale.url, GOOD);

@@ -2,7 +2,7 @@
 // process died must not leave a version building or a partial file behind.
 import { expect } from 'chai';
 import { request as httpRequest } from 'node:http';
-import { freePort } from '../shared/embeddedPostgres.ts';
+import { freePort } from '../shared/platform/embeddedPostgres.ts';
 import { CONTRACT_HEADER, contractBlocks, contractsCsv } from './support/contracts.ts';
 import { eventually } from './support/eventually.ts';
 import { newDataset, postCsv } from './support/ingest.ts';

@@ -5,9 +5,9 @@
 // main thread, which logs and meters it.
 import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
-import { createBlobStore } from '../shared/blobStore.ts';
-import type { Config } from '../shared/config.ts';
-import { createPool } from '../shared/db.ts';
+import { createBlobStore } from '../shared/blobs/createBlobStore.ts';
+import type { Config } from '../shared/platform/config.ts';
+import { createPool } from '../shared/platform/db.ts';
 import { type BuildSummary, buildVersionNow } from './jobs/versionBuild.ts';
 
 /** What the main thread hands the thread when it starts it. */

@@ -5,7 +5,7 @@
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { Logger } from '../shared/log.ts';
+import type { Logger } from '../shared/platform/log.ts';
 import type { BuildThreadData, FromBuildThread, ThrownByBuild, ToBuildThread } from './buildThread.ts';
 import type { BuildSummary } from './jobs/versionBuild.ts';
 

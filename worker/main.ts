@@ -1,6 +1,6 @@
 // The `worker` process (Procfile): pg-boss consumers. Scale by running more of them.
-import { openDatabase } from '../shared/embeddedPostgres.ts';
-import { runProcess } from '../shared/lifecycle.ts';
+import { openDatabase } from '../shared/platform/embeddedPostgres.ts';
+import { runProcess } from '../shared/platform/lifecycle.ts';
 import { startWorker } from './worker.ts';
 
 await runProcess('worker', async (config, log, parts) => {

@@ -1,12 +1,12 @@
 // The worker's parts: a pool, the usage meter and pg-boss consumers for every queue.
 import type { Job, PgBoss } from 'pg-boss';
-import { createBlobStore } from '../shared/blobStore.ts';
-import type { Config } from '../shared/config.ts';
-import { createPool, type Pool } from '../shared/db.ts';
-import type { Logger } from '../shared/log.ts';
-import { migrate } from '../shared/migrate.ts';
-import { createBoss, ensureQueues, ensureSchedules, queues } from '../shared/queue.ts';
-import { UsageMeter } from '../shared/usage.ts';
+import { createBlobStore } from '../shared/blobs/createBlobStore.ts';
+import type { Config } from '../shared/platform/config.ts';
+import { createPool, type Pool } from '../shared/platform/db.ts';
+import type { Logger } from '../shared/platform/log.ts';
+import { migrate } from '../shared/platform/migrate.ts';
+import { createBoss, ensureQueues, ensureSchedules, queues } from '../shared/platform/queue.ts';
+import { UsageMeter } from '../shared/tenancy/usage.ts';
 import { BuildThreads } from './buildThreads.ts';
 import { buildExport, buildExportDead } from './jobs/buildExport.ts';
 import { buildVersion, buildVersionDead } from './jobs/buildVersion.ts';

@@ -2,10 +2,10 @@
 // before any lookup; API keys and OAuth access tokens are looked up on every request (no cached
 // verdicts), so a revocation bites on the next request. Answers carry no `instance`.
 import type { RequestHandler, Response } from 'express';
-import { authenticateKey, keyLabel } from '../../shared/apiKeys.ts';
+import { authenticateKey, keyLabel } from '../../shared/tenancy/apiKeys.ts';
 import { authenticateAccessToken } from '../../shared/oauth/accessTokens.ts';
-import { Problem } from '../../shared/problems.ts';
-import type { Deps } from '../operation.ts';
+import { Problem } from '../../shared/platform/problems.ts';
+import type { Deps } from '../defineOperation.ts';
 import { ACCESS_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX, resourceMetadataOf, resourceOf } from '../oauth/provider.ts';
 import { principalOf, scopes, setPrincipal, type Scope } from '../principal.ts';
 import { sendProblem } from '../problemResponses.ts';

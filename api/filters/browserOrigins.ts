@@ -1,7 +1,7 @@
 // /v1 allows no browser origin: a CORS preflight fails, and nothing sets Access-Control-Allow-Origin.
 import type { RequestHandler } from 'express';
-import { Problem } from '../../shared/problems.ts';
-import type { Deps } from '../operation.ts';
+import { Problem } from '../../shared/platform/problems.ts';
+import type { Deps } from '../defineOperation.ts';
 import { sendProblem } from '../problemResponses.ts';
 
 export function refuseBrowserPreflight({ config }: Deps): RequestHandler {

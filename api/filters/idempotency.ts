@@ -12,10 +12,10 @@
 // signed URL is left out (keepAnswerWithout) and signed again on replay, the same bytes.
 import { createHash, randomUUID } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
-import { claimKey, extendLease, finishKey, type KeyScope, readKey, releaseKey, type AnswerReference, type StoredResponse, type StreamedAnswer } from '../../shared/idempotency.ts';
-import { Problem } from '../../shared/problems.ts';
-import type { Deps } from '../operation.ts';
-import { isMutating } from '../operation.ts';
+import { claimKey, extendLease, finishKey, type KeyScope, readKey, releaseKey, type AnswerReference, type StoredResponse } from '../../shared/tenancy/idempotency.ts';
+import { Problem } from '../../shared/platform/problems.ts';
+import type { Deps, KeptAnswerRenderer } from '../defineOperation.ts';
+import { isMutating } from '../defineOperation.ts';
 import { principalOf } from '../principal.ts';
 import { requestPath, sendProblem } from '../problemResponses.ts';
 
@@ -107,13 +107,13 @@ function keptHeaders(res: Response): Record<string, string> {
   return headers;
 }
 
-/** Renders an answer kept by reference (a version's 422, an upload), for a replay, from what was kept. */
-export type AnswerRenderer = (res: Response, reference: AnswerReference, keptBody: Buffer) => Promise<void>;
-
-async function replay(res: Response, response: StoredResponse, renderAgain: AnswerRenderer): Promise<void> {
+async function replay(res: Response, response: StoredResponse, deps: Deps, renderers: Map<string, KeptAnswerRenderer>): Promise<void> {
   res.status(response.status).set(response.headers).set('Idempotent-Replayed', 'true');
-  if (response.streamed) return renderAgain(res, response.streamed, response.body);
-  res.end(response.body);
+  if (!response.streamed) return void res.end(response.body);
+  const [name, payload] = Object.entries(response.streamed)[0] ?? [];
+  const render = name === undefined ? undefined : renderers.get(name);
+  if (!render) throw new Error(`no operation renders a kept answer named "${name}"`);
+  await render({ res, deps, keptBody: response.body }, payload as never);
 }
 
 /**
@@ -129,12 +129,14 @@ export function keepAnswerWithout(res: Response, kept: Buffer, reference: Answer
  * Keeps the answer about to be streamed (status and headers set) by reference instead of by its
  * bytes, and stops capturing it. Outside the idempotency filter (no key), it does nothing.
  */
-export async function keepStreamedAnswer(res: Response, answer: StreamedAnswer): Promise<void> {
-  const keep = res.locals['keepStreamedAnswer'] as ((answer: StreamedAnswer) => Promise<void>) | undefined;
+export async function keepStreamedAnswer(res: Response, answer: AnswerReference): Promise<void> {
+  const keep = res.locals['keepStreamedAnswer'] as ((answer: AnswerReference) => Promise<void>) | undefined;
   await keep?.(answer);
 }
 
-export function idempotency({ config, pool, log }: Deps, renderAgain: AnswerRenderer): RequestHandler {
+/** `renderers`: how each answer kept by reference is rendered again (keptAnswerRenderers). */
+export function idempotency(deps: Deps, renderers: Map<string, KeptAnswerRenderer>): RequestHandler {
+  const { config, pool, log } = deps;
   const leaseMs = config.idempotencyLeaseMs;
 
   const runAndKeep = (req: Request, res: Response, scope: KeyScope, owner: string, body: ReturnType<typeof tapBody>) => {
@@ -155,7 +157,7 @@ export function idempotency({ config, pool, log }: Deps, renderAgain: AnswerRend
     };
     const capture = captureResponse(res, keep);
     res.locals['keepAnswerInstead'] = capture.keepInstead;
-    res.locals['keepStreamedAnswer'] = async (streamed: StreamedAnswer) => {
+    res.locals['keepStreamedAnswer'] = async (streamed: AnswerReference) => {
       capture.release();
       await keep({ status: res.statusCode, headers: keptHeaders(res), body: Buffer.alloc(0), streamed });
     };
@@ -201,7 +203,7 @@ export function idempotency({ config, pool, log }: Deps, renderAgain: AnswerRend
       const record = await readKey(pool, scope);
       if (record?.state === 'done') {
         const fingerprint = fingerprintOf(req, await body.drain());
-        if (fingerprint.equals(record.fingerprint)) return replay(res, record.response, renderAgain);
+        if (fingerprint.equals(record.fingerprint)) return replay(res, record.response, deps, renderers);
         return sendProblem(
           res,
           new Problem(

@@ -4,12 +4,12 @@
 // Tokens are opaque, for one resource (the API, $BASE_URL/v1), and bound to the API account the
 // person chose on the consent page (oauth_grant_accounts, read on every request).
 import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
-import type { Config } from '../../shared/config.ts';
-import type { Pool } from '../../shared/db.ts';
-import type { Logger } from '../../shared/log.ts';
+import type { Config } from '../../shared/platform/config.ts';
+import type { Pool } from '../../shared/platform/db.ts';
+import type { Logger } from '../../shared/platform/log.ts';
 import { postgresAdapter } from '../../shared/oauth/adapter.ts';
 import type { OAuthKeys } from '../../shared/oauth/keys.ts';
-import { accountOfGrant } from '../../shared/oauth/people.ts';
+import { accountOfGrant } from '../../shared/tenancy/people.ts';
 import { scopes } from '../principal.ts';
 import { nulIn } from '../malformed.ts';
 import { renderOAuthError } from './pages.ts';

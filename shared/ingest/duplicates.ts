@@ -1,7 +1,7 @@
 // contractId must be unique within a file: the later of two rows with one id gets `duplicate`.
 // Checked in SQL over the rows the build has COPYed (in its transaction), so memory stays flat.
-import type { Queryable } from '../db.ts';
-import type { RowError } from './contractRow.ts';
+import type { Queryable } from '../platform/db.ts';
+import type { RowError } from './rowValidator.ts';
 
 /** Reports every later row of a repeated contractId; returns the number of distinct contractIds. */
 export async function findDuplicates(db: Queryable, versionId: string, report: (error: RowError) => void): Promise<number> {

@@ -8,7 +8,7 @@
 import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { BinaryCopyWriter } from './binaryCopy.ts';
-import { mapHeader, RowValidator, type RowError } from './contractRow.ts';
+import { mapHeader, RowValidator, type RowError } from './rowValidator.ts';
 import { CsvRecords, MAX_RECORD_BYTES } from './csvRecords.ts';
 import type { Tally } from './tally.ts';
 import { Utf8Text } from './utf8Text.ts';

@@ -2,8 +2,8 @@
 // unexpired and for this resource, and reads the account its grant acts for. This reads the
 // record oidc-provider stored (its payload's aud, exp and scope: the version is pinned exactly
 // and every OAuth test goes through here), instead of the provider's model plus a second query.
-import type { Queryable } from '../db.ts';
-import { sha256 } from '../ids.ts';
+import type { Queryable } from '../platform/db.ts';
+import { sha256 } from '../platform/ids.ts';
 
 export type AccessTokenVerdict = { grantId: string; accountId: string; scopes: string[] };
 

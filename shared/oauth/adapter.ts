@@ -6,8 +6,8 @@
 // gave can live, so that presenting it again at any time revokes them (spec §3), not only within
 // its 60 seconds.
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
-import type { Queryable } from '../db.ts';
-import { sha256 } from '../ids.ts';
+import type { Queryable } from '../platform/db.ts';
+import { sha256 } from '../platform/ids.ts';
 import { deleteGrants } from './records.ts';
 
 /** How long the loser of a concurrent code exchange waits for the winner's tokens before revoking them. */

@@ -2,7 +2,7 @@
 // cookie signing key (made by migration 004) and a signing JWK (made by the first process that
 // needs it; the provider wants one even though we issue no ID tokens).
 import { generateKeyPairSync } from 'node:crypto';
-import type { Queryable } from '../db.ts';
+import type { Queryable } from '../platform/db.ts';
 
 export type OAuthKeys = { cookieKeys: string[]; jwks: { keys: Record<string, unknown>[] } };
 

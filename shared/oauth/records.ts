@@ -1,7 +1,7 @@
 // OAuth records maintained outside the provider (operator, worker, our pages): kept apart from
 // the adapter so that what uses them does not load oidc-provider (~45 MiB in a process).
-import type { Queryable } from '../db.ts';
-import { sha256 } from '../ids.ts';
+import type { Queryable } from '../platform/db.ts';
+import { sha256 } from '../platform/ids.ts';
 
 /** Ends a person's sign-in in a browser (the provider then asks them to sign in again). */
 export async function endSession(db: Queryable, sessionUid: string): Promise<void> {

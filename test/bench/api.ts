@@ -3,13 +3,13 @@
 // primary-key queries through pg, in the same run.
 import { createHash } from 'node:crypto';
 import autocannon from 'autocannon';
-import { createAccount } from '../../shared/accounts.ts';
-import { issueKey } from '../../shared/apiKeys.ts';
-import { createPool } from '../../shared/db.ts';
-import { createDataset } from '../../shared/datasets.ts';
-import { freePort } from '../../shared/embeddedPostgres.ts';
+import { createAccount } from '../../shared/tenancy/accounts.ts';
+import { issueKey } from '../../shared/tenancy/apiKeys.ts';
+import { createPool } from '../../shared/platform/db.ts';
+import { createDataset } from '../../shared/domain/datasets.ts';
+import { freePort } from '../../shared/platform/embeddedPostgres.ts';
 import { createTestDatabase } from '../setup/database.ts';
-import { addMember } from '../../shared/accounts.ts';
+import { addMember } from '../../shared/tenancy/accounts.ts';
 import { callbackParams, PageBrowser } from '../support/oauth.ts';
 import { startServer, stopServers } from './support.ts';
 

@@ -7,11 +7,11 @@ import { execFile } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createAccount } from '../../shared/accounts.ts';
-import { issueKey } from '../../shared/apiKeys.ts';
-import { createPool } from '../../shared/db.ts';
-import { createDataset } from '../../shared/datasets.ts';
-import { freePort } from '../../shared/embeddedPostgres.ts';
+import { createAccount } from '../../shared/tenancy/accounts.ts';
+import { issueKey } from '../../shared/tenancy/apiKeys.ts';
+import { createPool } from '../../shared/platform/db.ts';
+import { createDataset } from '../../shared/domain/datasets.ts';
+import { freePort } from '../../shared/platform/embeddedPostgres.ts';
 import { createTestDatabase } from '../setup/database.ts';
 import { peakRssMiB, postFile, startServer, stopServers, writeContractFile } from './support.ts';
 

@@ -7,11 +7,11 @@
 // Exits 1 when an invariant breaks. Loopback only; every loop is bounded by the run's deadline.
 import type { ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { addMember, createAccount } from '../../shared/accounts.ts';
-import { issueKey } from '../../shared/apiKeys.ts';
-import { createPool } from '../../shared/db.ts';
-import { freePort } from '../../shared/embeddedPostgres.ts';
-import { migrate } from '../../shared/migrate.ts';
+import { addMember, createAccount } from '../../shared/tenancy/accounts.ts';
+import { issueKey } from '../../shared/tenancy/apiKeys.ts';
+import { createPool } from '../../shared/platform/db.ts';
+import { freePort } from '../../shared/platform/embeddedPostgres.ts';
+import { migrate } from '../../shared/platform/migrate.ts';
 import { CONTRACT_HEADER, contractsCsv } from '../support/contracts.ts';
 import { startPrivateDatabase } from '../support/privateDatabase.ts';
 import { oauthGrant } from './api.ts';

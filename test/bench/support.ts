@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { request } from 'node:http';
-import { projectRoot } from '../../shared/paths.ts';
+import { projectRoot } from '../../shared/platform/paths.ts';
 import { CONTRACT_HEADER, contractBlocks } from '../support/contracts.ts';
 
 // The same V8 flags as the Procfile: a young generation capped at 16 MiB per semi-space keeps a

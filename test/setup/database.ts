@@ -6,11 +6,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { PgBoss } from 'pg-boss';
-import { loadConfig } from '../../shared/config.ts';
-import { embeddedUrl, startEmbeddedPostgres } from '../../shared/embeddedPostgres.ts';
-import { createPool } from '../../shared/db.ts';
-import { createLogger } from '../../shared/log.ts';
-import { migrate } from '../../shared/migrate.ts';
+import { loadConfig } from '../../shared/platform/config.ts';
+import { embeddedUrl, startEmbeddedPostgres } from '../../shared/platform/embeddedPostgres.ts';
+import { createPool } from '../../shared/platform/db.ts';
+import { createLogger } from '../../shared/platform/log.ts';
+import { migrate } from '../../shared/platform/migrate.ts';
 
 type Server = { adminUrl: string; template: string; stop(): Promise<void> };
 

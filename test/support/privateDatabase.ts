@@ -6,12 +6,12 @@ import type { ChildProcess } from 'node:child_process';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createAccount } from '../../shared/accounts.ts';
-import { issueKey } from '../../shared/apiKeys.ts';
-import { createPool, type Pool } from '../../shared/db.ts';
-import { embeddedUrl, freePort, startEmbeddedPostgres } from '../../shared/embeddedPostgres.ts';
-import { createLogger } from '../../shared/log.ts';
-import { migrate } from '../../shared/migrate.ts';
+import { createAccount } from '../../shared/tenancy/accounts.ts';
+import { issueKey } from '../../shared/tenancy/apiKeys.ts';
+import { createPool, type Pool } from '../../shared/platform/db.ts';
+import { embeddedUrl, freePort, startEmbeddedPostgres } from '../../shared/platform/embeddedPostgres.ts';
+import { createLogger } from '../../shared/platform/log.ts';
+import { migrate } from '../../shared/platform/migrate.ts';
 import { startScript } from './processes.ts';
 
 export type PrivateDatabase = {

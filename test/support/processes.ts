@@ -1,6 +1,6 @@
 // Running the project's real entry points as child processes.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { projectRoot } from '../../shared/paths.ts';
+import { projectRoot } from '../../shared/platform/paths.ts';
 
 export type Outcome = { code: number | null; stdout: string; stderr: string };
 

@@ -2,17 +2,18 @@
 // listening on a free port, a worker, and helpers that call it over HTTP with real credentials.
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { createAccount } from '../../shared/accounts.ts';
-import { issueKey, type Mode } from '../../shared/apiKeys.ts';
-import { type Config, loadConfig } from '../../shared/config.ts';
-import { createPool, type Pool } from '../../shared/db.ts';
-import { createLogger } from '../../shared/log.ts';
-import { freePort } from '../../shared/embeddedPostgres.ts';
+import { createAccount } from '../../shared/tenancy/accounts.ts';
+import { issueKey, type Mode } from '../../shared/tenancy/apiKeys.ts';
+import { type Config, loadConfig } from '../../shared/platform/config.ts';
+import { createPool, type Pool } from '../../shared/platform/db.ts';
+import { createLogger } from '../../shared/platform/log.ts';
+import { freePort } from '../../shared/platform/embeddedPostgres.ts';
 import { startApi, type RunningApi } from '../../api/server.ts';
 import { startWorker, type RunningWorker } from '../../worker/worker.ts';
 import { createTestDatabase } from '../setup/database.ts';
 import { blobStoreEnv } from '../setup/objectStore.ts';
-import { type BlobStore, createBlobStore } from '../../shared/blobStore.ts';
+import type { BlobStore } from '../../shared/blobs/blobStore.ts';
+import { createBlobStore } from '../../shared/blobs/createBlobStore.ts';
 
 export type Reply = { status: number; headers: Headers; text: string; json: any };
 

@@ -2,12 +2,12 @@
 // store chunk by chunk, never whole in memory.
 import type { Job } from 'pg-boss';
 import { to as copyTo } from 'pg-copy-streams';
-import type { BlobStore } from '../../shared/blobStore.ts';
-import type { Pool } from '../../shared/db.ts';
-import { exportById, exportCopySql, markExportBuilding, markExportFailed, markExportReady } from '../../shared/exports.ts';
-import type { Logger } from '../../shared/log.ts';
-import { BUILD_RETRY_LIMIT } from '../../shared/queue.ts';
-import type { UsageMeter } from '../../shared/usage.ts';
+import type { BlobStore } from '../../shared/blobs/blobStore.ts';
+import type { Pool } from '../../shared/platform/db.ts';
+import { exportById, exportCopySql, markExportBuilding, markExportFailed, markExportReady } from '../../shared/domain/exports.ts';
+import type { Logger } from '../../shared/platform/log.ts';
+import { BUILD_RETRY_LIMIT } from '../../shared/platform/queue.ts';
+import type { UsageMeter } from '../../shared/tenancy/usage.ts';
 
 export type ExportJob = { exportId: string };
 

@@ -5,11 +5,11 @@
 // whose attempts never returned (a worker or thread that died, no heartbeat) ends in the dead-letter
 // queue, whose consumer fails the version if it is still unfinished.
 import type { Job } from 'pg-boss';
-import { withTransaction, type Pool } from '../../shared/db.ts';
-import type { Logger } from '../../shared/log.ts';
-import { BUILD_RETRY_LIMIT } from '../../shared/queue.ts';
-import type { UsageMeter } from '../../shared/usage.ts';
-import { claimBuild, finishVersion, type StoredProblem } from '../../shared/versions.ts';
+import { withTransaction, type Pool } from '../../shared/platform/db.ts';
+import type { Logger } from '../../shared/platform/log.ts';
+import { BUILD_RETRY_LIMIT } from '../../shared/platform/queue.ts';
+import type { UsageMeter } from '../../shared/tenancy/usage.ts';
+import { claimBuild, finishVersion, type StoredProblem } from '../../shared/domain/versions.ts';
 import { BuildOutOfMemory, type BuildThreads } from '../buildThreads.ts';
 
 export type BuildJob = { versionId: string };

@@ -1,7 +1,7 @@
 // Scheduled: deletes idempotency records older than the 24-hour window.
-import type { Pool } from '../../shared/db.ts';
-import { purgeExpiredKeys } from '../../shared/idempotency.ts';
-import type { Logger } from '../../shared/log.ts';
+import type { Pool } from '../../shared/platform/db.ts';
+import { purgeExpiredKeys } from '../../shared/tenancy/idempotency.ts';
+import type { Logger } from '../../shared/platform/log.ts';
 
 export function purgeIdempotencyKeys(pool: Pool, log: Logger) {
   return async (): Promise<{ purged: number }> => {

@@ -1,7 +1,7 @@
 // Scheduled: deletes expired OAuth records (codes, tokens, sessions, interactions) and the
 // account bindings of grants that are gone.
-import type { Pool } from '../../shared/db.ts';
-import type { Logger } from '../../shared/log.ts';
+import type { Pool } from '../../shared/platform/db.ts';
+import type { Logger } from '../../shared/platform/log.ts';
 import { purgeExpiredOAuthRecords } from '../../shared/oauth/records.ts';
 
 export function purgeOAuthRecords(pool: Pool, log: Logger) {

@@ -2,11 +2,11 @@
 // or lost its database) are deleted, and the versions waiting for them fail with a problem, so
 // that no version stays `building` for a file that will never arrive. Idempotent: several
 // workers may sweep at once.
-import type { BlobStore } from '../../shared/blobStore.ts';
-import { abandonedBlobs } from '../../shared/blobs.ts';
-import type { Pool } from '../../shared/db.ts';
-import type { Logger } from '../../shared/log.ts';
-import { failVersionsOfAbandonedFiles } from '../../shared/versions.ts';
+import type { BlobStore } from '../../shared/blobs/blobStore.ts';
+import { abandonedBlobs } from '../../shared/blobs/blobRecords.ts';
+import type { Pool } from '../../shared/platform/db.ts';
+import type { Logger } from '../../shared/platform/log.ts';
+import { failVersionsOfAbandonedFiles } from '../../shared/domain/versions.ts';
 
 export function sweepAbandonedFiles(pool: Pool, blobs: BlobStore, log: Logger, staleMs: number) {
   return async (): Promise<void> => {

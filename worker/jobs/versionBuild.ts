@@ -6,15 +6,15 @@
 // transaction. It runs on a build thread (worker/buildThread.ts), with the thread's own pool and
 // blob store; the job around it (worker/jobs/buildVersion.ts) stays in the worker's main thread.
 import { from as copyFrom } from 'pg-copy-streams';
-import type { BlobStore } from '../../shared/blobStore.ts';
-import { WriterBehind } from '../../shared/blobs.ts';
-import { cancelRunningStatement, type Pool } from '../../shared/db.ts';
-import { COPY_COLUMNS } from '../../shared/ingest/contractRow.ts';
+import type { BlobStore } from '../../shared/blobs/blobStore.ts';
+import { WriterBehind } from '../../shared/blobs/blobRecords.ts';
+import { cancelRunningStatement, type Pool } from '../../shared/platform/db.ts';
+import { COPY_COLUMNS } from '../../shared/ingest/rowValidator.ts';
 import { findDuplicates } from '../../shared/ingest/duplicates.ts';
 import { ErrorSpill } from '../../shared/ingest/errorSpill.ts';
 import { parseContracts } from '../../shared/ingest/parseContracts.ts';
 import { Tally } from '../../shared/ingest/tally.ts';
-import { computeReads, storeReads } from '../../shared/reads.ts';
+import { computeReads, storeReads } from '../../shared/domain/metricsAndCatalog.ts';
 import {
   activateVersion,
   claimBuild,
@@ -25,7 +25,7 @@ import {
   rejectedRowCount,
   startBuild,
   versionById,
-} from '../../shared/versions.ts';
+} from '../../shared/domain/versions.ts';
 
 const PROGRESS_MS = 500;
 

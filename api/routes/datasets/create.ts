@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { createDataset } from '../../../shared/datasets.ts';
-import { defineOperation } from '../../operation.ts';
+import { createDataset } from '../../../shared/domain/datasets.ts';
+import { defineOperation } from '../../defineOperation.ts';
 import { tenantOf } from '../../principal.ts';
 import { DatasetSchema } from './schemas.ts';
 

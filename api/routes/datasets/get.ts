@@ -1,5 +1,5 @@
-import { datasetNotFound, findDataset } from '../../../shared/datasets.ts';
-import { defineOperation } from '../../operation.ts';
+import { datasetNotFound, findDataset } from '../../../shared/domain/datasets.ts';
+import { defineOperation } from '../../defineOperation.ts';
 import { tenantOf } from '../../principal.ts';
 import { DatasetIdParams, DatasetSchema } from './schemas.ts';
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { cursorIsValid, listDatasets } from '../../../shared/datasets.ts';
-import { badRequest } from '../../../shared/problems.ts';
-import { defineOperation } from '../../operation.ts';
+import { cursorIsValid, listDatasets } from '../../../shared/domain/datasets.ts';
+import { badRequest } from '../../../shared/platform/problems.ts';
+import { defineOperation } from '../../defineOperation.ts';
 import { tenantOf } from '../../principal.ts';
 import { listOf, PaginationQuery } from '../../schemas.ts';
 import { DatasetSchema } from './schemas.ts';

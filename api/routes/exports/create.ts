@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { datasetNotFound, findDataset } from '../../../shared/datasets.ts';
-import { withTransaction } from '../../../shared/db.ts';
-import { createExport } from '../../../shared/exports.ts';
-import { Problem } from '../../../shared/problems.ts';
-import { findVersion } from '../../../shared/versions.ts';
-import { defineOperation } from '../../operation.ts';
+import { datasetNotFound, findDataset } from '../../../shared/domain/datasets.ts';
+import { withTransaction } from '../../../shared/platform/db.ts';
+import { createExport } from '../../../shared/domain/exports.ts';
+import { Problem } from '../../../shared/platform/problems.ts';
+import { findVersion } from '../../../shared/domain/versions.ts';
+import { defineOperation } from '../../defineOperation.ts';
 import { tenantOf } from '../../principal.ts';
 import { DatasetIdParams } from '../datasets/schemas.ts';
 import { ExportSchema, renderExport } from './render.ts';

@@ -1,10 +1,10 @@
 // GET /exports/{id}/download?expires=…&signature=…: the signed downloadUrl, outside /v1. The
 // signature is the permission; it expires one hour after the export was read.
 import { z } from 'zod';
-import { exportById, exportPath } from '../../../shared/exports.ts';
-import { Problem } from '../../../shared/problems.ts';
-import { signatureValid, signingSecret } from '../../../shared/signedUrls.ts';
-import { defineOperation } from '../../operation.ts';
+import { exportById, exportPath } from '../../../shared/domain/exports.ts';
+import { Problem } from '../../../shared/platform/problems.ts';
+import { signatureValid, signingSecret } from '../../../shared/platform/signedUrls.ts';
+import { defineOperation } from '../../defineOperation.ts';
 import { SignedUrlQuery } from '../../schemas.ts';
 import { sendExportFile } from './render.ts';
 

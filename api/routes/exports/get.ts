@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { findExport } from '../../../shared/exports.ts';
-import { Problem } from '../../../shared/problems.ts';
-import { defineOperation } from '../../operation.ts';
+import { findExport } from '../../../shared/domain/exports.ts';
+import { Problem } from '../../../shared/platform/problems.ts';
+import { defineOperation } from '../../defineOperation.ts';
 import { tenantOf } from '../../principal.ts';
 import { ExportSchema, renderExport, sendExportFile } from './render.ts';
 

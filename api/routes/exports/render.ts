@@ -1,10 +1,10 @@
 import type { Response } from 'express';
 import { z } from 'zod';
-import type { BlobStore } from '../../../shared/blobStore.ts';
-import type { Queryable } from '../../../shared/db.ts';
-import { exportPath, type ExportRecord } from '../../../shared/exports.ts';
-import { Problem } from '../../../shared/problems.ts';
-import { SIGNED_URL_TTL_SECONDS, signingSecret, signPath } from '../../../shared/signedUrls.ts';
+import type { BlobStore } from '../../../shared/blobs/blobStore.ts';
+import type { Queryable } from '../../../shared/platform/db.ts';
+import { exportPath, type ExportRecord } from '../../../shared/domain/exports.ts';
+import { Problem } from '../../../shared/platform/problems.ts';
+import { SIGNED_URL_TTL_SECONDS, signingSecret, signPath } from '../../../shared/platform/signedUrls.ts';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 

@@ -2,7 +2,7 @@
 // only document them in the OpenAPI reference: they answer in the OAuth wire formats (RFC 6749,
 // 7591, 7009), not with problem documents.
 import { z } from 'zod';
-import { defineOperation, type Operation } from '../../operation.ts';
+import { defineOperation, type Operation } from '../../defineOperation.ts';
 
 const served = async () => {
   throw new Error('served by the authorization server, not by this route');

@@ -2,8 +2,8 @@
 // (RFC 9728), served from our own routes: the provider's discovery document would advertise
 // OpenID Connect, which we do not offer.
 import { z } from 'zod';
-import type { Config } from '../../../shared/config.ts';
-import { defineOperation } from '../../operation.ts';
+import type { Config } from '../../../shared/platform/config.ts';
+import { defineOperation } from '../../defineOperation.ts';
 import { PROTECTED_RESOURCE_METADATA_PATH, resourceOf } from '../../oauth/provider.ts';
 import { scopes } from '../../principal.ts';
 

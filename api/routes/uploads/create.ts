@@ -1,13 +1,17 @@
 import { z } from 'zod';
-import { datasetNotFound, findDataset } from '../../../shared/datasets.ts';
-import { SIGNED_URL_TTL_SECONDS, signingSecret, signPath } from '../../../shared/signedUrls.ts';
-import { createUpload, uploadPath } from '../../../shared/uploads.ts';
-import type { Response } from 'express';
-import type { UploadUrlInputs } from '../../../shared/idempotency.ts';
+import { datasetNotFound, findDataset } from '../../../shared/domain/datasets.ts';
+import { SIGNED_URL_TTL_SECONDS, signingSecret, signPath } from '../../../shared/platform/signedUrls.ts';
+import { createUpload, uploadPath } from '../../../shared/domain/uploads.ts';
 import { keepAnswerWithout } from '../../filters/idempotency.ts';
-import { defineOperation, type Deps } from '../../operation.ts';
+import { defineOperation, type Deps } from '../../defineOperation.ts';
 import { tenantOf } from '../../principal.ts';
 import { DatasetIdParams } from '../datasets/schemas.ts';
+
+/**
+ * An upload's answer is kept without its URL (a live capability) but with what signs it again:
+ * the upload's id, expiry and, with an object store, its blob. No secret in it.
+ */
+type UrlInputs = { uploadId: string; expiresAt: string; blobId: string | null };
 
 export const CreateUploadBody = z
   .strictObject({
@@ -43,6 +47,14 @@ export default defineOperation({
   body: CreateUploadBody,
   responses: { 201: { description: 'The upload, pending its file.', schema: UploadSchema } },
   problems: ['not-found', 'bad-request', 'unsupported-media-type'],
+  keptAnswers: {
+    /** The kept document with its URL signed again: the same bytes as the first answer. */
+    async uploadUrl({ res, deps, keptBody }, inputs: UrlInputs) {
+      const answer = JSON.parse(keptBody.toString('utf8')) as Record<string, unknown>;
+      answer['url'] = await uploadUrl(deps, inputs);
+      res.end(Buffer.from(JSON.stringify(answer)));
+    },
+  },
   async handle({ res, deps, params, body }) {
     const dataset = await findDataset(deps.pool, tenantOf(res), params.id);
     if (!dataset) throw datasetNotFound(params.id);
@@ -55,7 +67,7 @@ export default defineOperation({
       maxBytes: deps.config.maxUploadBytes,
       ...(directBlobId && { blobId: directBlobId }),
     });
-    const inputs: UploadUrlInputs = { uploadUrl: { uploadId: upload.id, expiresAt: upload.expiresAt.toISOString(), blobId: directBlobId ?? null } };
+    const inputs: UrlInputs = { uploadId: upload.id, expiresAt: upload.expiresAt.toISOString(), blobId: directBlobId ?? null };
     const answer = {
       id: upload.id,
       object: 'upload',
@@ -63,11 +75,11 @@ export default defineOperation({
       status: upload.status,
       url: await uploadUrl(deps, inputs),
       method: 'PUT',
-      expiresAt: inputs.uploadUrl.expiresAt,
+      expiresAt: inputs.expiresAt,
       maxBytes: upload.maxBytes,
     };
     // The URL is the permission to write the file: a kept answer holds what signs it, not it.
-    keepAnswerWithout(res, Buffer.from(JSON.stringify({ ...answer, url: null })), inputs);
+    keepAnswerWithout(res, Buffer.from(JSON.stringify({ ...answer, url: null })), { uploadUrl: inputs });
     res.status(201).json(answer);
   },
 });
@@ -77,17 +89,10 @@ export default defineOperation({
  * object store's presigned PUT, signed as of the moment the upload was made (its expiry less the
  * URL's lifetime). The same upload always gets the same URL.
  */
-async function uploadUrl(deps: Pick<Deps, 'pool' | 'blobs' | 'config'>, { uploadUrl: u }: UploadUrlInputs): Promise<string> {
+async function uploadUrl(deps: Pick<Deps, 'pool' | 'blobs' | 'config'>, u: UrlInputs): Promise<string> {
   const expires = Date.parse(u.expiresAt) / 1000;
   if (u.blobId && deps.blobs.presignUpload) {
     return deps.blobs.presignUpload(u.blobId, new Date((expires - SIGNED_URL_TTL_SECONDS) * 1000), SIGNED_URL_TTL_SECONDS);
   }
   return deps.config.baseUrl + signPath(await signingSecret(deps.pool), uploadPath(u.uploadId), expires);
-}
-
-/** The replay of an upload's answer: the kept document with its URL signed again. */
-export async function replayUpload(res: Response, deps: Pick<Deps, 'pool' | 'blobs' | 'config'>, inputs: UploadUrlInputs, kept: Buffer): Promise<void> {
-  const answer = JSON.parse(kept.toString('utf8')) as Record<string, unknown>;
-  answer['url'] = await uploadUrl(deps, inputs);
-  res.end(Buffer.from(JSON.stringify(answer)));
 }

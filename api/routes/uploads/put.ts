@@ -1,11 +1,11 @@
 // PUT /uploads/{id}?expires=…&signature=…: the file of an upload URL, outside /v1. The signed URL
 // is the permission: no Authorization, no Idempotency-Key (a PUT of the same file is idempotent).
 import { z } from 'zod';
-import { TooLarge } from '../../../shared/blobs.ts';
-import { Problem } from '../../../shared/problems.ts';
-import { signatureValid, signingSecret } from '../../../shared/signedUrls.ts';
-import { attachBlob, findUpload, uploadPath } from '../../../shared/uploads.ts';
-import { defineOperation } from '../../operation.ts';
+import { TooLarge } from '../../../shared/blobs/blobStore.ts';
+import { Problem } from '../../../shared/platform/problems.ts';
+import { signatureValid, signingSecret } from '../../../shared/platform/signedUrls.ts';
+import { attachBlob, findUpload, uploadPath } from '../../../shared/domain/uploads.ts';
+import { defineOperation } from '../../defineOperation.ts';
 import { SignedUrlQuery } from '../../schemas.ts';
 
 const forbidden = () => new Problem('forbidden', 'The upload URL is not valid or has expired. Request a new one.');

@@ -4,20 +4,20 @@
 import type { Request, Response } from 'express';
 import multer from 'multer';
 import { z } from 'zod';
-import { type StoredBlob, TooLarge } from '../../../shared/blobs.ts';
-import { datasetNotFound, findDataset } from '../../../shared/datasets.ts';
-import { withTransaction } from '../../../shared/db.ts';
-import { badRequest, Problem } from '../../../shared/problems.ts';
-import { findUpload, markUploaded, useUpload } from '../../../shared/uploads.ts';
-import { createVersion, deleteVersion, FINISHED, findVersion, streamedFileArrived, type VersionRecord } from '../../../shared/versions.ts';
+import { type StoredBlob, TooLarge } from '../../../shared/blobs/blobStore.ts';
+import { datasetNotFound, findDataset } from '../../../shared/domain/datasets.ts';
+import { withTransaction } from '../../../shared/platform/db.ts';
+import { badRequest, Problem } from '../../../shared/platform/problems.ts';
+import { findUpload, markUploaded, useUpload } from '../../../shared/domain/uploads.ts';
+import { createVersion, deleteVersion, FINISHED, findVersion, streamedFileArrived, type VersionRecord } from '../../../shared/domain/versions.ts';
 import { parseOrThrow, readJsonBody } from '../../body.ts';
-import { defineOperation, type Deps } from '../../operation.ts';
+import { defineOperation, type Deps } from '../../defineOperation.ts';
 import { tenantOf } from '../../principal.ts';
 import { requestPath } from '../../problemResponses.ts';
 import { DatasetIdParams } from '../datasets/schemas.ts';
 import { keepStreamedAnswer } from '../../filters/idempotency.ts';
 import { StreamedJson } from '../../streamedJson.ts';
-import { hasValidationProblem, problemOf, renderVersion, sendValidationProblem, VersionSchema } from './render.ts';
+import { hasValidationProblem, problemOf, renderVersion, replayValidationProblem, sendValidationProblem, VersionSchema } from './render.ts';
 
 const DEFAULT_WAIT_S = 30;
 const MAX_WAIT_S = 300;
@@ -178,6 +178,10 @@ export default defineOperation({
     202: { description: 'Still queued or building; poll Location.', schema: VersionSchema, headers: { Location: 'URL of the version.', 'Preference-Applied': 'wait=N' } },
   },
   problems: ['not-found', 'bad-request', 'conflict', 'ingest-validation-failed', 'payload-too-large', 'unsupported-media-type'],
+  keptAnswers: {
+    /** A version's 422 with every row error: streamed, never held whole, so kept as the version's id. */
+    validationProblemOf: ({ res, deps }, versionId: string) => replayValidationProblem(res, deps.pool, deps.config.errorsBase, versionId),
+  },
   async handle({ req, res, deps, params }) {
     const tenant = tenantOf(res);
     const dataset = await findDataset(deps.pool, tenant, params.id);

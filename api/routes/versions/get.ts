@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { findVersion, versionNotFound } from '../../../shared/versions.ts';
-import { defineOperation } from '../../operation.ts';
+import { findVersion, versionNotFound } from '../../../shared/domain/versions.ts';
+import { defineOperation } from '../../defineOperation.ts';
 import { tenantOf } from '../../principal.ts';
 import { StreamedJson } from '../../streamedJson.ts';
 import { renderVersion, VersionSchema } from './render.ts';

@@ -1,6 +1,6 @@
-import { datasetNotFound, findDataset } from '../../../shared/datasets.ts';
-import { listVersions } from '../../../shared/versions.ts';
-import { defineOperation } from '../../operation.ts';
+import { datasetNotFound, findDataset } from '../../../shared/domain/datasets.ts';
+import { listVersions } from '../../../shared/domain/versions.ts';
+import { defineOperation } from '../../defineOperation.ts';
 import { tenantOf } from '../../principal.ts';
 import { listOf, PaginationQuery } from '../../schemas.ts';
 import { DatasetIdParams } from '../datasets/schemas.ts';

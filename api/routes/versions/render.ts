@@ -1,10 +1,10 @@
 // The version object and its 422 problem document, as the API shows them.
 import type { Response } from 'express';
 import { z } from 'zod';
-import type { Pool } from '../../../shared/db.ts';
-import { Problem, problemTypes, type ProblemType } from '../../../shared/problems.ts';
-import { writeVersionErrorsJson } from '../../../shared/versionErrorsJson.ts';
-import { type VersionRecord, versionById } from '../../../shared/versions.ts';
+import type { Pool } from '../../../shared/platform/db.ts';
+import { Problem, problemTypes, type ProblemType } from '../../../shared/platform/problems.ts';
+import { writeVersionErrorsJson } from '../../../shared/domain/versionErrors.ts';
+import { type VersionRecord, versionById } from '../../../shared/domain/versions.ts';
 import { PROBLEM_CONTENT_TYPE } from '../../problemResponses.ts';
 import { StreamedJson } from '../../streamedJson.ts';
 

@@ -3,7 +3,7 @@
 // requests waiting for that version. A lost connection is reconnected with backoff for as long as
 // it takes; meanwhile, and for a notification lost to a reconnect, a slow poll covers.
 import pg from 'pg';
-import type { Logger } from './log.ts';
+import type { Logger } from '../platform/log.ts';
 import { VERSION_FINISHED_CHANNEL } from './versions.ts';
 
 const FALLBACK_POLL_MS = 1_000;

@@ -1,23 +1,19 @@
 // Storage of Idempotency-Key records. The HTTP side (claiming a key before a mutating call runs,
 // capturing and replaying its response) is api/filters/idempotency.ts.
 import type { Mode } from './apiKeys.ts';
-import type { Queryable } from './db.ts';
+import type { Queryable } from '../platform/db.ts';
 
 export const IDEMPOTENCY_WINDOW = '24 hours';
 
 export type KeyScope = { accountId: string; mode: Mode; key: string };
 
-/** A version's 422 with every row error: streamed, never held whole, so kept as a reference. */
-export type StreamedAnswer = { validationProblemOf: string };
-
 /**
- * An upload's answer: its URL is a live capability, so it is not kept; what signs it again is
- * (the upload's id, expiry and, with an object store, its blob). No secret in it.
+ * What a kept answer needs to be rendered again on replay, when its bytes are not the whole of it
+ * (too large to hold, or holding a live capability): one entry, named after the renderer the
+ * operation declares (api/defineOperation.ts `keptAnswers`), with what that renderer starts from.
+ * Kept as JSON; never a secret.
  */
-export type UploadUrlInputs = { uploadUrl: { uploadId: string; expiresAt: string; blobId: string | null } };
-
-/** What a kept answer needs to be rendered again on replay, when its bytes are not the whole of it. */
-export type AnswerReference = StreamedAnswer | UploadUrlInputs;
+export type AnswerReference = { [renderer: string]: unknown };
 
 /** `body`: the bytes kept (for a reference: what the renderer starts from, if anything). */
 export type StoredResponse = { status: number; headers: Record<string, string>; body: Buffer; streamed?: AnswerReference };

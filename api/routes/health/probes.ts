@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { isDatabaseUnavailable } from '../../../shared/db.ts';
-import { migrationsCurrent } from '../../../shared/migrate.ts';
-import { Problem } from '../../../shared/problems.ts';
-import { defineOperation } from '../../operation.ts';
+import { isDatabaseUnavailable } from '../../../shared/platform/db.ts';
+import { migrationsCurrent } from '../../../shared/platform/migrate.ts';
+import { Problem } from '../../../shared/platform/problems.ts';
+import { defineOperation } from '../../defineOperation.ts';
 
 export const healthz = defineOperation({
   operationId: 'healthz',

@@ -1,9 +1,9 @@
 // Metrics and catalog of the active version: one query each on results computed at build time.
 // A missing dataset and one with no active version answer the same 404.
 import { z } from 'zod';
-import { Problem } from '../../../shared/problems.ts';
-import { readCatalog, readMetrics } from '../../../shared/reads.ts';
-import { defineOperation } from '../../operation.ts';
+import { Problem } from '../../../shared/platform/problems.ts';
+import { readCatalog, readMetrics } from '../../../shared/domain/metricsAndCatalog.ts';
+import { defineOperation } from '../../defineOperation.ts';
 import { tenantOf } from '../../principal.ts';
 import { DatasetIdParams } from './schemas.ts';
 

@@ -1,10 +1,10 @@
 // Exports: a version's rows as CSV (the contract's columns, in order) or JSONL, written by a
 // worker with COPY … TO STDOUT straight into the blob store, downloaded as a stream.
 import type { PgBoss } from 'pg-boss';
-import { type Client, copyJsonLinesOut, type Queryable } from './db.ts';
+import { type Client, copyJsonLinesOut, type Queryable } from '../platform/db.ts';
 import type { Tenant } from './datasets.ts';
-import { checkedId, newId } from './ids.ts';
-import { inTransaction, queues } from './queue.ts';
+import { checkedId, newId } from '../platform/ids.ts';
+import { inTransaction, queues } from '../platform/queue.ts';
 
 export type ExportFormat = 'csv' | 'jsonl';
 export const EXPORT_RETENTION = '7 days';

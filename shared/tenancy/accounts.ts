@@ -1,7 +1,7 @@
 // Accounts and the people linked to them (the operator's side of tenancy).
-import { type Pool, type Queryable, withTransaction } from './db.ts';
-import { newId, sha256 } from './ids.ts';
-import { deleteGrants } from './oauth/records.ts';
+import { type Pool, type Queryable, withTransaction } from '../platform/db.ts';
+import { newId, sha256 } from '../platform/ids.ts';
+import { deleteGrants } from '../oauth/records.ts';
 
 export type Account = { id: string; object: 'account'; name: string; createdAt: string };
 export type Membership = {

@@ -3,13 +3,13 @@
 import type { Request, Response } from 'express';
 import type { z } from 'zod';
 import type { PgBoss } from 'pg-boss';
-import type { BlobStore } from '../shared/blobStore.ts';
-import type { UsageMeter } from '../shared/usage.ts';
-import type { VersionOutcomes } from '../shared/versionOutcomes.ts';
-import type { Config } from '../shared/config.ts';
-import type { Pool } from '../shared/db.ts';
-import type { Logger } from '../shared/log.ts';
-import type { ProblemType } from '../shared/problems.ts';
+import type { BlobStore } from '../shared/blobs/blobStore.ts';
+import type { UsageMeter } from '../shared/tenancy/usage.ts';
+import type { VersionOutcomes } from '../shared/domain/versionOutcomes.ts';
+import type { Config } from '../shared/platform/config.ts';
+import type { Pool } from '../shared/platform/db.ts';
+import type { Logger } from '../shared/platform/log.ts';
+import type { ProblemType } from '../shared/platform/problems.ts';
 import { parseOrThrow, readJsonBody } from './body.ts';
 import type { AuthorizationServer } from './oauth/provider.ts';
 import type { OAuthKeys } from '../shared/oauth/keys.ts';
@@ -28,6 +28,12 @@ export type Deps = {
   /** The OAuth authorization server mounted at /oauth, and its keys. */
   oauth: { provider: AuthorizationServer; keys: OAuthKeys };
 };
+
+/**
+ * Renders again, on an idempotent replay, an answer that was kept by reference (its status and
+ * headers are set): from `payload`, what the operation kept, and `keptBody`, the bytes it kept.
+ */
+export type KeptAnswerRenderer = (ctx: { res: Response; deps: Deps; keptBody: Buffer }, payload: never) => Promise<void>;
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -59,6 +65,12 @@ export type Operation<P extends AnyObject = AnyObject, Q extends AnyObject = Any
   responses: Record<number, ResponseSpec>;
   /** Problem types this operation itself may answer (the filters' ones are added for /v1). */
   problems?: ProblemType[];
+  /**
+   * The answers this operation keeps by reference rather than by their bytes (with
+   * keepStreamedAnswer or keepAnswerWithout, api/filters/idempotency.ts), by the name the
+   * reference is kept under: how each is rendered again on replay.
+   */
+  keptAnswers?: Record<string, KeptAnswerRenderer>;
   handle(ctx: {
     req: Request;
     res: Response;
@@ -73,6 +85,18 @@ export function defineOperation<P extends AnyObject, Q extends AnyObject, B exte
   op: Operation<P, Q, B>,
 ): Operation {
   return op as unknown as Operation;
+}
+
+/** Every operation's kept-answer renderers by name; a name declared twice is a programming error. */
+export function keptAnswerRenderers(ops: Operation[]): Map<string, KeptAnswerRenderer> {
+  const renderers = new Map<string, KeptAnswerRenderer>();
+  for (const op of ops) {
+    for (const [name, render] of Object.entries(op.keptAnswers ?? {})) {
+      if (renderers.has(name)) throw new Error(`kept answer "${name}" is declared by two operations`);
+      renderers.set(name, render);
+    }
+  }
+  return renderers;
 }
 
 export const isMutating = (method: string) => !['get', 'head', 'options'].includes(method.toLowerCase());

@@ -7,11 +7,11 @@ import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { createHash } from 'node:crypto';
 import { PassThrough, type Readable } from 'node:stream';
-import type { BlobSource, BlobStore } from './blobStore.ts';
-import { completeBlob, insertBlob, TooLarge, type WriterHeartbeat } from './blobs.ts';
-import type { S3Settings } from './config.ts';
-import type { Pool } from './db.ts';
-import { newId } from './ids.ts';
+import { type BlobSource, type BlobStore, TooLarge } from './blobStore.ts';
+import { completeBlob, deleteBlobRecord, insertBlob, insertUnwrittenBlob, type WriterHeartbeat } from './blobRecords.ts';
+import type { S3Settings } from '../platform/config.ts';
+import type { Pool } from '../platform/db.ts';
+import { newId } from '../platform/ids.ts';
 
 export function createS3Client(settings: S3Settings): S3Client {
   return new S3Client({
@@ -37,7 +37,7 @@ export function createS3BlobStore(settings: S3Settings, pool: Pool, writers: Wri
 
   const remove = async (id: string) => {
     await s3.send(new DeleteObjectCommand({ Bucket, Key: id }));
-    await pool.query('DELETE FROM blobs WHERE id = $1', [id]);
+    await deleteBlobRecord(pool, id);
   };
 
   return {
@@ -85,7 +85,7 @@ export function createS3BlobStore(settings: S3Settings, pool: Pool, writers: Wri
     delete: remove,
     async newDirectUpload() {
       const blobId = newId('blob');
-      await pool.query('INSERT INTO blobs (id) VALUES ($1)', [blobId]);
+      await insertUnwrittenBlob(pool, blobId);
       return blobId;
     },
     presignUpload: (blobId, signedAt, expiresSeconds) =>

@@ -1,10 +1,10 @@
 // People who sign in on the OAuth pages, the accounts they are linked to, and the account each
 // grant acts for. A link the operator made is pending until the person accepts it with the
 // invitation code they were given (see addMember); only accepted links are offered or bound.
-import type { Pool, Queryable } from '../db.ts';
-import { withTransaction } from '../db.ts';
-import { newId, sha256 } from '../ids.ts';
-import { decoyHash, hashPassword, verifyPassword } from '../passwords.ts';
+import type { Pool, Queryable } from '../platform/db.ts';
+import { withTransaction } from '../platform/db.ts';
+import { newId, sha256 } from '../platform/ids.ts';
+import { decoyHash, hashPassword, verifyPassword } from '../platform/passwords.ts';
 
 export type LinkedAccount = { id: string; name: string };
 

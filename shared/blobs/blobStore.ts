@@ -1,11 +1,17 @@
-// Where files live: PostgreSQL (the default: shared/postgresBlobStore.ts) or an S3-compatible
-// object store (shared/s3BlobStore.ts). Either way a file is a row in `blobs` (id, size, SHA-256,
-// shared/blobs.ts) plus its bytes, written and read as streams.
+// What a blob store is: where files live, written and read as streams. The stores are
+// postgresBlobStore.ts (the default) and s3BlobStore.ts (an S3-compatible object store);
+// createBlobStore.ts picks one. Either way a file is also a row in `blobs` (blobRecords.ts).
 import type { Readable } from 'node:stream';
-import type { Config } from './config.ts';
-import type { Pool } from './db.ts';
-import { type StoredBlob, WriterHeartbeat } from './blobs.ts';
-import { createPostgresBlobStore } from './postgresBlobStore.ts';
+import { Problem } from '../platform/problems.ts';
+
+export type StoredBlob = { id: string; bytes: number; sha256: Buffer };
+
+/** The 413 for a file over its limit, whoever notices it (a store, a route). */
+export class TooLarge extends Problem {
+  constructor(maxBytes: number) {
+    super('payload-too-large', `The file is larger than the limit of ${maxBytes} bytes.`);
+  }
+}
 
 export type BlobSource = Readable | AsyncIterable<Buffer> | Iterable<Buffer>;
 
@@ -33,11 +39,3 @@ export type BlobStore = {
   presignDownload?(id: string, download: { filename: string; contentType: string }, expiresSeconds: number): Promise<string>;
   close(): Promise<void>;
 };
-
-/** The configured store. The S3 client is loaded only when it is used (it costs ~50 MiB of memory). */
-export async function createBlobStore(config: Config, pool: Pool): Promise<BlobStore> {
-  const writers = new WriterHeartbeat(pool, config.blobHeartbeatMs);
-  if (config.blobStore.kind !== 's3') return createPostgresBlobStore(pool, writers, config.streamedBuildPatienceMs);
-  const { createS3BlobStore } = await import('./s3BlobStore.ts');
-  return createS3BlobStore(config.blobStore, pool, writers);
-}

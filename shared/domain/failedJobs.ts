@@ -1,8 +1,8 @@
 // For operators: the build jobs that failed or were dead-lettered, and retrying one. Reads
 // pg-boss's job table (schema pgboss) directly: its API cannot list jobs by state.
 import type { PgBoss } from 'pg-boss';
-import type { Queryable } from './db.ts';
-import { queues } from './queue.ts';
+import type { Queryable } from '../platform/db.ts';
+import { queues } from '../platform/queue.ts';
 
 const MAIN = [queues.buildVersion, queues.buildExport];
 const DEAD = [queues.buildVersionDead, queues.buildExportDead];

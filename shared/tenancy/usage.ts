@@ -1,8 +1,8 @@
 // Metering without a database write on each request: every process adds to counters in memory
 // and flushes them in one statement every few seconds (and when it stops). The same batch keeps
 // api_keys.last_used_at current.
-import type { Queryable } from './db.ts';
-import type { Logger } from './log.ts';
+import type { Queryable } from '../platform/db.ts';
+import type { Logger } from '../platform/log.ts';
 
 export const metrics = ['requests', 'rows_ingested', 'export_rows'] as const;
 export type Metric = (typeof metrics)[number];

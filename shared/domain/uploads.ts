@@ -1,8 +1,9 @@
 // Upload URLs: a pending upload, a signed PUT URL for it (shared/signedUrls.ts), the file
 // streamed into the blob store, then used once.
-import type { Queryable } from './db.ts';
-import { newId } from './ids.ts';
-import { SIGNED_URL_TTL_SECONDS } from './signedUrls.ts';
+import type { Queryable } from '../platform/db.ts';
+import { setBlobBytes } from '../blobs/blobRecords.ts';
+import { newId } from '../platform/ids.ts';
+import { SIGNED_URL_TTL_SECONDS } from '../platform/signedUrls.ts';
 
 export type UploadRecord = {
   id: string;
@@ -78,8 +79,18 @@ export async function attachBlob(db: Queryable, id: string, blob: { id: string; 
 
 /** Records a file the client put straight into the object store (its digest is not known). */
 export async function markUploaded(db: Queryable, id: string, bytes: number): Promise<void> {
-  await db.query(`UPDATE uploads SET status = 'uploaded', bytes = $2, uploaded_at = now() WHERE id = $1 AND status = 'pending'`, [id, bytes]);
-  await db.query('UPDATE blobs SET bytes = $2 WHERE id = (SELECT blob_id FROM uploads WHERE id = $1)', [id, bytes]);
+  const { rows } = await db.query<{ blob_id: string | null }>(
+    `WITH marked AS (UPDATE uploads SET status = 'uploaded', bytes = $2, uploaded_at = now() WHERE id = $1 AND status = 'pending')
+     SELECT blob_id FROM uploads WHERE id = $1`,
+    [id, bytes],
+  );
+  if (rows[0]?.blob_id) await setBlobBytes(db, rows[0].blob_id, bytes);
+}
+
+/** Deletes uploads never used, 24 hours on (their files become orphans: fileRetention.ts). */
+export async function deleteUnusedUploads(db: Queryable): Promise<number> {
+  const { rowCount } = await db.query(`DELETE FROM uploads WHERE status <> 'used' AND created_at < now() - interval '24 hours'`);
+  return rowCount ?? 0;
 }
 
 /** Marks an uploaded file used by a version (once). The reason when it cannot be. */

@@ -1,8 +1,8 @@
 // Datasets, always read and written within one tenant: (account, mode).
-import type { Mode } from './apiKeys.ts';
-import { isUniqueViolation, type Queryable } from './db.ts';
-import { newId } from './ids.ts';
-import { Problem } from './problems.ts';
+import type { Mode } from '../tenancy/apiKeys.ts';
+import { isUniqueViolation, type Queryable } from '../platform/db.ts';
+import { newId } from '../platform/ids.ts';
+import { Problem } from '../platform/problems.ts';
 
 export type Tenant = { accountId: string; mode: Mode };
 

@@ -1,10 +1,10 @@
 // Versions: created with their build job in one transaction, built by the worker, read by the API.
 import type { PgBoss } from 'pg-boss';
-import type { Client, Queryable } from './db.ts';
+import type { Client, Queryable } from '../platform/db.ts';
 import type { Tenant } from './datasets.ts';
-import { newId } from './ids.ts';
-import { Problem } from './problems.ts';
-import { inTransaction, queues } from './queue.ts';
+import { newId } from '../platform/ids.ts';
+import { Problem } from '../platform/problems.ts';
+import { inTransaction, queues } from '../platform/queue.ts';
 
 export type VersionStatus = 'queued' | 'building' | 'active' | 'superseded' | 'failed';
 export const FINISHED: readonly VersionStatus[] = ['active', 'superseded', 'failed'];

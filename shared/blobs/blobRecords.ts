@@ -1,34 +1,7 @@
-// Blob records, whatever store holds the bytes (shared/blobStore.ts): a row in `blobs` per file
-// (id, size, SHA-256), the 413 for a file over its limit, the heartbeat of files being written,
-// and the files nothing reads any more.
-import type { Queryable } from './db.ts';
-import type { Logger } from './log.ts';
-import { Problem } from './problems.ts';
-
-export type StoredBlob = { id: string; bytes: number; sha256: Buffer };
-
-export class TooLarge extends Problem {
-  constructor(maxBytes: number) {
-    super('payload-too-large', `The file is larger than the limit of ${maxBytes} bytes.`);
-  }
-}
-
-/**
- * Files nothing will read any more, 24 hours on: deletes uploads never used, and returns the
- * blobs that no pending upload, unfinished version or export references (left by a request that
- * failed after storing its body), for the blob store to delete. Blobs of built versions are
- * deleted by the build itself; expired exports by the export purge.
- */
-export async function staleFiles(db: Queryable): Promise<{ uploads: number; blobIds: string[] }> {
-  const uploads = await db.query(`DELETE FROM uploads WHERE status <> 'used' AND created_at < now() - interval '24 hours'`);
-  const { rows } = await db.query<{ id: string }>(
-    `SELECT id FROM blobs b WHERE b.created_at < now() - interval '24 hours'
-       AND NOT EXISTS (SELECT 1 FROM uploads u WHERE u.blob_id = b.id AND u.status <> 'used')
-       AND NOT EXISTS (SELECT 1 FROM versions v WHERE v.blob_id = b.id AND v.status IN ('queued', 'building'))
-       AND NOT EXISTS (SELECT 1 FROM exports e WHERE e.blob_id = b.id)`,
-  );
-  return { uploads: uploads.rowCount ?? 0, blobIds: rows.map((r) => r.id) };
-}
+// The `blobs` table, whatever store holds the bytes (blobStore.ts): a row per file (id, size,
+// SHA-256) and the heartbeat of files being written. The only file that writes that table.
+import type { Queryable } from '../platform/db.ts';
+import type { Logger } from '../platform/log.ts';
 
 /** A reader caught up with a file still being written, and the writer sent nothing new for a while. */
 export class WriterBehind extends Error {
@@ -40,6 +13,21 @@ export class WriterBehind extends Error {
 /** Starts a blob that this process writes: its writer is seen now. */
 export async function insertBlob(db: Queryable, id: string): Promise<void> {
   await db.query('INSERT INTO blobs (id, writer_seen_at) VALUES ($1, now())', [id]);
+}
+
+/** Starts a blob whose bytes the client puts straight into the object store (no writer here). */
+export async function insertUnwrittenBlob(db: Queryable, id: string): Promise<void> {
+  await db.query('INSERT INTO blobs (id) VALUES ($1)', [id]);
+}
+
+/** The size of a blob the client put into the object store itself (its digest is not known). */
+export async function setBlobBytes(db: Queryable, id: string, bytes: number): Promise<void> {
+  await db.query('UPDATE blobs SET bytes = $2 WHERE id = $1', [id, bytes]);
+}
+
+/** Forgets a blob whose bytes the store has deleted (PostgreSQL's chunks go with the row). */
+export async function deleteBlobRecord(db: Queryable, id: string): Promise<void> {
+  await db.query('DELETE FROM blobs WHERE id = $1', [id]);
 }
 
 /** The blob is complete: its size and digest are set, and it needs no writer any more. */

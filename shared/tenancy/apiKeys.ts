@@ -1,7 +1,7 @@
 // API keys: issued by the operator, shown once, stored as SHA-256 digests, revocable.
 import { randomBytes } from 'node:crypto';
-import type { Queryable } from './db.ts';
-import { newId, sha256 } from './ids.ts';
+import type { Queryable } from '../platform/db.ts';
+import { newId, sha256 } from '../platform/ids.ts';
 
 export type Mode = 'test' | 'live';
 export const keyPrefixes = { test: 'svc_test_', live: 'svc_live_' } as const;

@@ -4,8 +4,8 @@
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { to as copyTo } from 'pg-copy-streams';
-import { copyJsonLinesOut, type Pool } from './db.ts';
-import { checkedId } from './ids.ts';
+import { copyJsonLinesOut, type Pool } from '../platform/db.ts';
+import { checkedId } from '../platform/ids.ts';
 
 /** One element per line (COPY takes no parameters: the id is checked before it is inlined). */
 function errorsCopySql(versionId: string): string {

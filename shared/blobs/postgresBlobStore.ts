@@ -3,10 +3,10 @@
 // every process on any machine sees it.
 import { createHash } from 'node:crypto';
 import { to as copyTo } from 'pg-copy-streams';
-import type { BlobSource, BlobStore } from './blobStore.ts';
-import { completeBlob, insertBlob, type StoredBlob, TooLarge, WriterBehind, type WriterHeartbeat } from './blobs.ts';
-import type { Pool, Queryable } from './db.ts';
-import { newId } from './ids.ts';
+import { type BlobSource, type BlobStore, type StoredBlob, TooLarge } from './blobStore.ts';
+import { completeBlob, deleteBlobRecord, insertBlob, WriterBehind, type WriterHeartbeat } from './blobRecords.ts';
+import type { Pool, Queryable } from '../platform/db.ts';
+import { newId } from '../platform/ids.ts';
 
 export const CHUNK_BYTES = 1024 * 1024;
 
@@ -54,7 +54,7 @@ async function writeBlob(
     return { id, bytes, sha256 };
   } catch (error) {
     // If the database is away, the blob stays; its heartbeat has stopped, so the sweep removes it.
-    await deleteBlob(db, id).catch(() => {});
+    await deleteBlobRecord(db, id).catch(() => {});
     throw error;
   } finally {
     heartbeat.remove(id);
@@ -148,17 +148,13 @@ export async function* copyFieldBytes(stream: AsyncIterable<Buffer>, onRow?: () 
   }
 }
 
-async function deleteBlob(db: Queryable, id: string): Promise<void> {
-  await db.query('DELETE FROM blobs WHERE id = $1', [id]);
-}
-
 export function createPostgresBlobStore(pool: Pool, writers: WriterHeartbeat, patienceMs: number): BlobStore {
   return {
     kind: 'postgres',
     write: (source, maxBytes, onCreated) => writeBlob(pool, writers, source, maxBytes, onCreated),
     readsWhileWritten: true,
     read: (id) => readBlob(pool, id, patienceMs),
-    delete: (id) => deleteBlob(pool, id),
+    delete: (id) => deleteBlobRecord(pool, id),
     close: async () => writers.stop(),
   };
 }

@@ -1,8 +1,8 @@
 // Metrics and catalog (contract "Metrics and catalog" and its fine points): computed in SQL
 // inside the build's transaction, stored with the version, and each read back with one query.
-import type { Queryable } from './db.ts';
+import type { Queryable } from '../platform/db.ts';
 import type { Tenant } from './datasets.ts';
-import type { TallyResult } from './ingest/tally.ts';
+import type { TallyResult } from '../ingest/tally.ts';
 
 const CONTRIBUTING = 'start_date IS NOT NULL AND end_date IS NOT NULL AND amount > 0 AND currency IS NOT NULL';
 

@@ -1,0 +1,40 @@
+// Every operation the API serves, in the order the reference lists them.
+import createDataset from './datasets/create.ts';
+import getDataset from './datasets/get.ts';
+import listDatasets from './datasets/list.ts';
+import { getCatalog, getMetrics } from './datasets/metricsAndCatalog.ts';
+import createExport from './exports/create.ts';
+import downloadExport from './exports/download.ts';
+import { getExport, getExportContent } from './exports/get.ts';
+import { healthz, readyz } from './health/probes.ts';
+import createUpload from './uploads/create.ts';
+import putUpload from './uploads/put.ts';
+import createVersion from './versions/create.ts';
+import getVersion from './versions/get.ts';
+import listVersions from './versions/list.ts';
+import { oauthEndpoints } from './oauth/endpoints.ts';
+import { getAuthorizationServerMetadata, getProtectedResourceMetadata, getProtectedResourceMetadataRoot } from './oauth/metadata.ts';
+import type { Operation } from '../defineOperation.ts';
+
+export const operations: Operation[] = [
+  createDataset,
+  listDatasets,
+  getDataset,
+  createUpload,
+  putUpload,
+  createVersion,
+  listVersions,
+  getVersion,
+  getMetrics,
+  getCatalog,
+  createExport,
+  getExport,
+  getExportContent,
+  downloadExport,
+  getAuthorizationServerMetadata,
+  getProtectedResourceMetadata,
+  getProtectedResourceMetadataRoot,
+  ...oauthEndpoints,
+  healthz,
+  readyz,
+];
