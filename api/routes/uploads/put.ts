@@ -1,11 +1,12 @@
 // PUT /uploads/{id}?expires=…&signature=…: the file of an upload URL, outside /v1. The signed URL
 // is the permission: no Authorization, no Idempotency-Key (a PUT of the same file is idempotent).
 import { z } from 'zod';
-import { TooLarge } from '../../../shared/blobs/blobStore.ts';
+import { attachUploadedFile } from '../../../shared/domain/intake.ts';
 import { Problem } from '../../../shared/platform/problems.ts';
 import { signatureValid, signingSecret } from '../../../shared/platform/signedUrls.ts';
-import { attachBlob, findUpload, uploadPath } from '../../../shared/domain/uploads.ts';
+import { findUpload, uploadPath } from '../../../shared/domain/uploads.ts';
 import { defineOperation } from '../../defineOperation.ts';
+import { receiveRawBody } from '../../reception/rawBody.ts';
 import { SignedUrlQuery } from '../../schemas.ts';
 
 const forbidden = () => new Problem('forbidden', 'The upload URL is not valid or has expired. Request a new one.');
@@ -35,16 +36,8 @@ export default defineOperation({
     const upload = await findUpload(deps.pool, params.uploadId);
     if (!upload) throw forbidden();
     if (upload.status === 'used') throw used();
-    if (Number(req.get('content-length')) > upload.maxBytes) {
-      throw new TooLarge(upload.maxBytes);
-    }
-    const blob = await deps.blobs.write(req, upload.maxBytes);
-    const attached = await attachBlob(deps.pool, upload.id, blob);
-    if (!attached) {
-      await deps.blobs.delete(blob.id);
-      throw used();
-    }
-    if (attached.previousBlobId) await deps.blobs.delete(attached.previousBlobId);
+    const blob = await receiveRawBody(req, deps.blobs, upload.maxBytes);
+    if (!(await attachUploadedFile(deps, upload.id, blob))) throw used();
     res.json({ id: upload.id, status: 'uploaded', bytes: blob.bytes, sha256: blob.sha256.toString('hex') });
   },
 });
