@@ -1,4 +1,4 @@
-// Renders the problem catalogue (shared/problems.ts) as application/problem+json, the last-resort
+// Renders the problem catalogue (shared/platform/problems.ts) as application/problem+json, the last-resort
 // error handler, and the human page behind each problem type URI.
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { isDatabaseUnavailable } from '../shared/platform/db.ts';

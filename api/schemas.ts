@@ -30,7 +30,7 @@ export const PaginationQuery = z.object({
   cursor: z.string().min(1).max(100).optional().meta({ description: 'nextCursor of the previous page.' }),
 });
 
-/** The query of a signed URL (uploads, export downloads); checked by shared/signedUrls.ts. */
+/** The query of a signed URL (uploads, export downloads); checked by shared/platform/signedUrls.ts. */
 export const SignedUrlQuery = z.object({
   expires: z.string().optional().meta({ description: 'Unix seconds after which the URL no longer works.' }),
   signature: z.string().optional().meta({ description: 'HMAC-SHA256 over the path and expiry.' }),

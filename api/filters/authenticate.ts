@@ -1,6 +1,7 @@
-// The authentication filter in front of /v1 (spec §5). Credentials are told apart by prefix
-// before any lookup; API keys and OAuth access tokens are looked up on every request (no cached
-// verdicts), so a revocation bites on the next request. Answers carry no `instance`.
+// The authentication filter in front of /v1 (../shared/spec/service-spec.md §5 "Authentication").
+// Credentials are told apart by prefix before any lookup; API keys and OAuth access tokens are
+// looked up on every request (no cached verdicts), so a revocation bites on the next request.
+// Answers carry no `instance`.
 import type { RequestHandler, Response } from 'express';
 import { authenticateKey, keyLabel } from '../../shared/tenancy/apiKeys.ts';
 import { authenticateAccessToken } from '../../shared/oauth/accessTokens.ts';

@@ -1,4 +1,5 @@
-// The idempotency filter (spec §7 Idempotency, contract "Idempotency beyond the spec").
+// The idempotency filter (../shared/spec/service-spec.md §7 "Idempotency" and
+// ../shared/spec/contract.md "Idempotency beyond the spec").
 //
 // The first request with a key claims it and runs; its answer is captured on the way out and kept
 // for 24 hours with the request's fingerprint (method, path, content type, SHA-256 of the raw body,

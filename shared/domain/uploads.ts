@@ -1,4 +1,4 @@
-// Upload URLs: a pending upload, a signed PUT URL for it (shared/signedUrls.ts), the file
+// Upload URLs: a pending upload, a signed PUT URL for it (shared/platform/signedUrls.ts), the file
 // streamed into the blob store, then used once.
 import type { Queryable } from '../platform/db.ts';
 import { setBlobBytes } from '../blobs/blobRecords.ts';
