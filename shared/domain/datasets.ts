@@ -100,3 +100,8 @@ export async function listDatasets(
 export async function cursorIsValid(db: Queryable, tenant: Tenant, cursor: string): Promise<boolean> {
   return (await findDataset(db, tenant, cursor)) !== undefined;
 }
+
+/** Points the dataset at its new active version (inside the activation's transaction: versions.ts). */
+export async function setActiveVersion(db: Queryable, datasetId: string, versionId: string): Promise<void> {
+  await db.query('UPDATE datasets SET active_version_id = $2 WHERE id = $1', [datasetId, versionId]);
+}

@@ -134,3 +134,12 @@ export async function expiredExports(db: Queryable): Promise<string[]> {
   const { rows } = await db.query<{ blob_id: string | null }>(`DELETE FROM exports WHERE expires_at < now() RETURNING blob_id`);
   return rows.flatMap((r) => (r.blob_id ? [r.blob_id] : []));
 }
+
+/** Makes an export buildable again for the operator's retry; false when it is already ready. */
+export async function reopenExport(db: Queryable, exportId: string): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE exports SET status = 'queued', failure = NULL, completed_at = NULL WHERE id = $1 AND status <> 'ready'`,
+    [exportId],
+  );
+  return rowCount === 1;
+}

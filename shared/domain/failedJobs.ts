@@ -3,6 +3,8 @@
 import type { PgBoss } from 'pg-boss';
 import type { Queryable } from '../platform/db.ts';
 import { queues } from '../platform/queue.ts';
+import { reopenExport } from './exports.ts';
+import { reopenVersion } from './versions.ts';
 
 const MAIN = [queues.buildVersion, queues.buildExport];
 const DEAD = [queues.buildVersionDead, queues.buildExportDead];
@@ -63,21 +65,8 @@ export class NotRetryable extends Error {}
 
 /** Makes the job's version or export buildable again; false when it is done or failed for good. */
 async function reopen(db: Queryable, data: Record<string, unknown>): Promise<boolean> {
-  if (typeof data['versionId'] === 'string') {
-    const { rowCount } = await db.query(
-      `UPDATE versions SET status = 'queued', problem = NULL, completed_at = NULL
-       WHERE id = $1 AND blob_id IS NOT NULL AND (status IN ('queued', 'building') OR (status = 'failed' AND problem->>'type' = 'internal'))`,
-      [data['versionId']],
-    );
-    return rowCount === 1;
-  }
-  if (typeof data['exportId'] === 'string') {
-    const { rowCount } = await db.query(
-      `UPDATE exports SET status = 'queued', failure = NULL, completed_at = NULL WHERE id = $1 AND status <> 'ready'`,
-      [data['exportId']],
-    );
-    return rowCount === 1;
-  }
+  if (typeof data['versionId'] === 'string') return reopenVersion(db, data['versionId']);
+  if (typeof data['exportId'] === 'string') return reopenExport(db, data['exportId']);
   return false;
 }
 

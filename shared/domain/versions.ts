@@ -1,7 +1,7 @@
 // Versions: created with their build job in one transaction, built by the worker, read by the API.
 import type { PgBoss } from 'pg-boss';
 import type { Client, Queryable } from '../platform/db.ts';
-import type { Tenant } from './datasets.ts';
+import { setActiveVersion, type Tenant } from './datasets.ts';
 import { newId } from '../platform/ids.ts';
 import { Problem } from '../platform/problems.ts';
 import { inTransaction, queues } from '../platform/queue.ts';
@@ -212,7 +212,7 @@ export async function activateVersion(
        bytes_processed = $5, completed_at = clock_timestamp() WHERE id = $1`,
     [version.id, counts.rowCount, counts.contributing, counts.rowsProcessed, counts.bytesProcessed],
   );
-  await client.query('UPDATE datasets SET active_version_id = $2 WHERE id = $1', [version.datasetId, version.id]);
+  await setActiveVersion(client, version.datasetId, version.id);
   await client.query('SELECT pg_notify($1, $2)', [VERSION_FINISHED_CHANNEL, version.id]);
   return 'active';
 }
@@ -253,4 +253,17 @@ export async function failVersionsOfAbandonedFiles(db: Queryable, blobIds: strin
     [blobIds, JSON.stringify(problem), VERSION_FINISHED_CHANNEL],
   );
   return rows.map((r) => r.id);
+}
+
+/**
+ * Makes a version buildable again for the operator's retry: one still queued or building, or one
+ * that failed on our side (`internal`) with its file kept. False for any other (built, or failed for good).
+ */
+export async function reopenVersion(db: Queryable, versionId: string): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE versions SET status = 'queued', problem = NULL, completed_at = NULL
+     WHERE id = $1 AND blob_id IS NOT NULL AND (status IN ('queued', 'building') OR (status = 'failed' AND problem->>'type' = 'internal'))`,
+    [versionId],
+  );
+  return rowCount === 1;
 }

@@ -89,3 +89,12 @@ export async function authenticateKey(db: Queryable, key: string): Promise<KeyVe
   if (!row || !key.startsWith(keyPrefixes[row.mode])) return undefined;
   return { keyId: row.id, accountId: row.account_id, mode: row.mode, label: row.label };
 }
+
+/** Moves each key's last use forward to when it was used (batched: one statement for all of them). */
+export async function recordKeysUsed(db: Queryable, usedAt: Map<string, Date>): Promise<void> {
+  await db.query(
+    `UPDATE api_keys k SET last_used_at = greatest(k.last_used_at, u.at)
+     FROM unnest($1::text[], $2::timestamptz[]) AS u(id, at) WHERE k.id = u.id`,
+    [[...usedAt.keys()], [...usedAt.values()]],
+  );
+}

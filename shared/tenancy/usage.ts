@@ -1,6 +1,7 @@
 // Metering without a database write on each request: every process adds to counters in memory
 // and flushes them in one statement every few seconds (and when it stops). The same batch keeps
 // api_keys.last_used_at current.
+import { recordKeysUsed } from './apiKeys.ts';
 import type { Queryable } from '../platform/db.ts';
 import type { Logger } from '../platform/log.ts';
 
@@ -69,11 +70,7 @@ export class UsageMeter {
         );
       }
       if (keys.size > 0) {
-        await this.db.query(
-          `UPDATE api_keys k SET last_used_at = greatest(k.last_used_at, u.at)
-           FROM unnest($1::text[], $2::timestamptz[]) AS u(id, at) WHERE k.id = u.id`,
-          [[...keys.keys()], [...keys.values()]],
-        );
+        await recordKeysUsed(this.db, keys);
       }
     } catch (error) {
       for (const [k, q] of counts) this.counts.set(k, (this.counts.get(k) ?? 0) + q);
