@@ -2,7 +2,8 @@
 // JSON document on stdout; errors are one line on stderr; exit 0 on success, 2 on bad usage or an
 // unknown id, 1 on any other failure.
 import { parseArgs } from 'node:util';
-import { addMember, createAccount, findAccount, listAccounts, removeMember } from '../shared/tenancy/accounts.ts';
+import { createAccount, findAccount, listAccounts } from '../shared/tenancy/accounts.ts';
+import { addMember, removeMember } from '../shared/tenancy/memberships.ts';
 import { unlockSignIn } from '../shared/tenancy/people.ts';
 import { issueKey, listKeys, revokeKey } from '../shared/tenancy/apiKeys.ts';
 import { ConfigError, loadConfig } from '../shared/platform/config.ts';

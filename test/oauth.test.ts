@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import * as oauth from 'oauth4webapi';
-import { addMember, removeMember } from '../shared/tenancy/accounts.ts';
+import { addMember, removeMember } from '../shared/tenancy/memberships.ts';
 import { sha256 } from '../shared/platform/ids.ts';
 import { queues } from '../shared/platform/queue.ts';
 import { eventually } from './support/eventually.ts';

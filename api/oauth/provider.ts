@@ -9,7 +9,7 @@ import type { Pool } from '../../shared/platform/db.ts';
 import type { Logger } from '../../shared/platform/log.ts';
 import { postgresAdapter } from '../../shared/oauth/adapter.ts';
 import type { OAuthKeys } from '../../shared/oauth/keys.ts';
-import { accountOfGrant } from '../../shared/tenancy/people.ts';
+import { accountOfGrant } from '../../shared/oauth/grantAccounts.ts';
 import { scopes } from '../principal.ts';
 import { nulIn } from '../malformed.ts';
 import { renderOAuthError } from './pages.ts';

@@ -9,7 +9,7 @@ import { createPool } from '../../shared/platform/db.ts';
 import { createDataset } from '../../shared/domain/datasets.ts';
 import { freePort } from '../../shared/platform/embeddedPostgres.ts';
 import { createTestDatabase } from '../setup/database.ts';
-import { addMember } from '../../shared/tenancy/accounts.ts';
+import { addMember } from '../../shared/tenancy/memberships.ts';
 import { callbackParams, PageBrowser } from '../support/oauth.ts';
 import { startServer, stopServers } from './support.ts';
 

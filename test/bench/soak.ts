@@ -7,7 +7,8 @@
 // Exits 1 when an invariant breaks. Loopback only; every loop is bounded by the run's deadline.
 import type { ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { addMember, createAccount } from '../../shared/tenancy/accounts.ts';
+import { createAccount } from '../../shared/tenancy/accounts.ts';
+import { addMember } from '../../shared/tenancy/memberships.ts';
 import { issueKey } from '../../shared/tenancy/apiKeys.ts';
 import { createPool } from '../../shared/platform/db.ts';
 import { freePort } from '../../shared/platform/embeddedPostgres.ts';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import * as oauth from 'oauth4webapi';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { addMember } from '../../shared/tenancy/accounts.ts';
+import { addMember } from '../../shared/tenancy/memberships.ts';
 import { startService, type TestService } from '../support/service.ts';
 
 const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';

@@ -1,7 +1,8 @@
 // The consent page's forms: allow or deny for the account chosen (POST …/consent), and an
 // invitation code to join another account first (POST …/invitation).
 import type { Request, Response } from 'express';
-import { bindGrantToAccount, isMember, redeemInvitation } from '../../../shared/tenancy/people.ts';
+import { bindGrantToAccount } from '../../../shared/oauth/grantAccounts.ts';
+import { isMember, redeemInvitation } from '../../../shared/tenancy/memberships.ts';
 import { Consent, Invitation } from './forms.ts';
 import { finishInteraction, type InteractionDeps, interactionPaths } from './interaction.ts';
 import { loadInteractionForPost } from './load.ts';

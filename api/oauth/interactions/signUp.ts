@@ -2,7 +2,7 @@
 // when an administrator added the email to an account), signed in at once.
 import type { Request, Response } from 'express';
 import { MIN_PASSWORD_LENGTH } from '../../../shared/platform/passwords.ts';
-import { signUp } from '../../../shared/tenancy/people.ts';
+import { signUp } from '../../../shared/tenancy/signUp.ts';
 import { NewCredentials, typedEmail } from './forms.ts';
 import { finishInteraction, type InteractionDeps } from './interaction.ts';
 import { loadInteractionForPost } from './load.ts';

@@ -2,7 +2,8 @@
 // program's name, what the person typed) from the interaction and sends the page of ../pages.ts.
 import type { Response } from 'express';
 import { MIN_PASSWORD_LENGTH } from '../../../shared/platform/passwords.ts';
-import { accountsOf, emailOf } from '../../../shared/tenancy/people.ts';
+import { accountsOf } from '../../../shared/tenancy/memberships.ts';
+import { emailOf } from '../../../shared/tenancy/people.ts';
 import { consentPage, messagePage, signInPage, signUpPage } from '../pages.ts';
 import { csrfTokenFor } from './csrf.ts';
 import { type Interaction, type InteractionDeps, interactionPaths } from './interaction.ts';
