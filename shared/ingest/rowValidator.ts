@@ -1,7 +1,8 @@
 // The contract row (contract "Contract rows (CSV)"): its columns, their rules and error codes,
 // and the COPY row it becomes. Kept allocation-light: it runs once per row.
 import type { BinaryCopyWriter } from './binaryCopy.ts';
-import { dayNumber, type Tally, type TalliedRow } from './tally.ts';
+import { dayNumber, isCalendarDate, monthNumber } from './calendar.ts';
+import type { Tally, TalliedRow } from './tally.ts';
 
 export const COLUMNS = ['contractId', 'customer', 'product', 'startDate', 'endDate', 'amount', 'currency'] as const;
 export type Column = (typeof COLUMNS)[number];
@@ -19,7 +20,6 @@ export function mapHeader(header: string[]): ColumnMap {
 }
 
 const currencies = new Set(Intl.supportedValuesOf('currency'));
-const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 const digit = (value: string, i: number) => value.charCodeAt(i) - 48;
 const isDigit = (value: string, i: number) => value.charCodeAt(i) - 48 >>> 0 < 10;
 const DATE_DIGITS = [0, 1, 2, 3, 5, 6, 8, 9];
@@ -34,12 +34,9 @@ function readDate(value: string, into: ReadDate): boolean {
   const year = digit(value, 0) * 1000 + digit(value, 1) * 100 + digit(value, 2) * 10 + digit(value, 3);
   const month = digit(value, 5) * 10 + digit(value, 6);
   const day = digit(value, 8) * 10 + digit(value, 9);
-  // Year 0000 is ISO 8601's 1 BC, which PostgreSQL's date type does not take.
-  if (year < 1 || month < 1 || month > 12 || day < 1) return false;
-  const leap = month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-  if (day > DAYS_IN_MONTH[month - 1]! + (leap ? 1 : 0)) return false;
+  if (!isCalendarDate(year, month, day)) return false;
   into.day = dayNumber(year, month, day);
-  into.month = year * 12 + month - 1;
+  into.month = monthNumber(year, month);
   return true;
 }
 

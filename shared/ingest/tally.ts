@@ -1,10 +1,12 @@
-// The metrics and catalog of a version (contract "Metrics and catalog" and its fine points),
-// counted in Node as the rows stream past on their way to COPY, so that PostgreSQL only stores
-// them. Everything here is exact (integer cents, integer month and day numbers; the monthly value
-// as BigInt fixed point, 20 decimals) and bounded: the sets that grow with distinct customers,
-// products, amounts or month runs stop at a cap, and then `complete` is false and the build
-// computes the figures in SQL instead (shared/reads.ts computeReads: the same numbers, slower).
+// The metrics and catalog of a version (../shared/spec/contract.md, "Metrics and catalog" and
+// its fine points), counted in Node as the rows stream past on their way to COPY, so that
+// PostgreSQL only stores them. Everything here is exact (integer cents, integer month and day
+// numbers; the monthly value as BigInt fixed point, 20 decimals) and bounded: the sets that grow
+// with distinct customers, products, amounts or month runs stop at a cap, and then `complete` is
+// false and the build computes the figures in SQL instead (computeReads in
+// shared/domain/metricsAndCatalog.ts: the same numbers, slower).
 // Likewise for contractIds: 53-bit hashes show that no two rows share one, or the build asks SQL.
+import { formatDay, formatMonthStart } from './calendar.ts';
 import { HashList, hash53, NumberSet } from './numberSet.ts';
 
 /**
@@ -366,7 +368,7 @@ export class Tally {
         }
         customers += customerDelta.get(m) ?? 0;
         out.currency.push(c.name);
-        out.month.push(`${pad(Math.floor(m / 12), 4)}-${pad((m % 12) + 1, 2)}-01`);
+        out.month.push(formatMonthStart(m));
         out.contracts.push(contracts);
         out.customers.push(customers);
         out.mrr.push(formatFixed20(mrr));
@@ -389,8 +391,6 @@ function currencyIndex(code: string): number {
   return ((code.charCodeAt(0) & 31) << 10) | ((code.charCodeAt(1) & 31) << 5) | (code.charCodeAt(2) & 31);
 }
 
-const pad = (n: number, width: number) => String(n).padStart(width, '0');
-
 /** Byte order of the UTF-8 text (PostgreSQL's C collation): code point order. */
 function byBytes(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
@@ -399,36 +399,11 @@ function byBytes(a: string, b: string): number {
 function formatCents(cents: number): string {
   const sign = cents < 0 ? '-' : '';
   const abs = Math.abs(cents);
-  return `${sign}${Math.floor(abs / 100)}.${pad(abs % 100, 2)}`;
+  return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
 }
 
 function formatFixed20(value: bigint): string {
   const sign = value < 0n ? '-' : '';
   const digits = (value < 0n ? -value : value).toString().padStart(21, '0');
   return `${sign}${digits.slice(0, -20)}.${digits.slice(-20)}`;
-}
-
-/** YYYY-MM-DD of a day number (days since 1970-01-01). */
-export function formatDay(day: number): string {
-  // Civil from days (H. Hinnant).
-  const z = day + 719_468;
-  const era = Math.floor(z / 146_097);
-  const doe = z - era * 146_097;
-  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
-  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
-  const mp = Math.floor((5 * doy + 2) / 153);
-  const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
-  const m = mp < 10 ? mp + 3 : mp - 9;
-  const y = yoe + era * 400 + (m <= 2 ? 1 : 0);
-  return `${pad(y, 4)}-${pad(m, 2)}-${pad(d, 2)}`;
-}
-
-/** Day number (days since 1970-01-01) of a calendar date. */
-export function dayNumber(year: number, month: number, day: number): number {
-  const y = month <= 2 ? year - 1 : year;
-  const era = Math.floor(y / 400);
-  const yoe = y - era * 400;
-  const doy = Math.floor((153 * (month + (month > 2 ? -3 : 9)) + 2) / 5) + day - 1;
-  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
-  return era * 146_097 + doe - 719_468;
 }
