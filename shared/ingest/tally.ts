@@ -6,6 +6,7 @@
 // false and the build computes the figures in SQL instead (computeReads in
 // shared/domain/metricsAndCatalog.ts: the same numbers, slower).
 // Likewise for contractIds: 53-bit hashes show that no two rows share one, or the build asks SQL.
+import { CONTRACT_FIELDS, FIELD_KINDS, type FieldName, GATING_FIELDS, type GatingFieldName } from '../contract/fields.ts';
 import { formatDay, formatMonthStart } from './calendar.ts';
 import { HashList, hash53, NumberSet } from './numberSet.ts';
 
@@ -82,7 +83,7 @@ export class Tally {
   complete = true;
   private total = 0;
   private contributing = 0;
-  private excluded = { startDate: 0, endDate: 0, amount: 0, currency: 0 };
+  private excluded = { startDate: 0, endDate: 0, amount: 0, currency: 0 } satisfies Record<GatingFieldName, number>;
   private present = { contractId: 0, product: 0, amount: 0, currency: 0 };
   private readonly startDays = new DaySet();
   private readonly endDays = new DaySet();
@@ -309,7 +310,8 @@ export class Tally {
   result(distinctContractIds: number) {
     const cents = (n: number) => formatCents(n);
     const day = (d: number) => (d === Infinity || d === -Infinity ? null : formatDay(d));
-    const rows = { total: this.total, contributing: this.contributing, excluded: this.excluded };
+    const excluded = Object.fromEntries(GATING_FIELDS.map((f) => [f.name, this.excluded[f.name]]));
+    const rows = { total: this.total, contributing: this.contributing, excluded };
 
     const contributing = this.currencies.filter((c): c is CurrencyTally => c !== undefined && c.contracts > 0).sort((a, b) => byBytes(a.name, b.name));
     const currencies = contributing.map((c) => ({ currency: c.name, contracts: c.contracts, customers: c.customers, totalValue: cents(c.cents) }));
@@ -317,21 +319,28 @@ export class Tally {
       .sort(([a], [b]) => byBytes(a, b))
       .map(([product, p]) => ({ product, contracts: p.contracts, customers: p.customers }));
 
-    const field = (name: string, type: string, gating: boolean, present: number, distinct: number, min: string | null = null, max: string | null = null) => ({
-      name, type, gating, present, distinct, min, max,
-    });
+    // Each field's figures; min and max are shown for the kinds that have them (dates, decimals).
+    const figures: Record<FieldName, { present: number; distinct: number; min?: string | null; max?: string | null }> = {
+      contractId: { present: this.present.contractId, distinct: distinctContractIds },
+      customer: { present: this.total, distinct: this.customers.size },
+      product: { present: this.present.product, distinct: this.products.size },
+      startDate: { present: this.total - this.excluded.startDate, distinct: this.startDays.size, min: day(this.startDays.min), max: day(this.startDays.max) },
+      endDate: { present: this.total - this.excluded.endDate, distinct: this.endDays.size, min: day(this.endDays.min), max: day(this.endDays.max) },
+      amount: {
+        present: this.present.amount,
+        distinct: this.amounts.size,
+        min: this.present.amount ? cents(this.minCents) : null,
+        max: this.present.amount ? cents(this.maxCents) : null,
+      },
+      currency: { present: this.present.currency, distinct: this.currencyCount },
+    };
     const catalog = {
       rowCount: this.total,
-      fields: [
-        field('contractId', 'string', false, this.present.contractId, distinctContractIds),
-        field('customer', 'string', false, this.total, this.customers.size),
-        field('product', 'string', false, this.present.product, this.products.size),
-        field('startDate', 'date', true, this.total - this.excluded.startDate, this.startDays.size, day(this.startDays.min), day(this.startDays.max)),
-        field('endDate', 'date', true, this.total - this.excluded.endDate, this.endDays.size, day(this.endDays.min), day(this.endDays.max)),
-        field('amount', 'decimal', true, this.present.amount, this.amounts.size,
-          this.present.amount ? cents(this.minCents) : null, this.present.amount ? cents(this.maxCents) : null),
-        field('currency', 'currency', true, this.present.currency, this.currencyCount),
-      ],
+      fields: CONTRACT_FIELDS.map((f) => {
+        const { present, distinct, min = null, max = null } = figures[f.name];
+        const minMax = FIELD_KINDS[f.kind].minMax;
+        return { name: f.name, type: f.kind, gating: f.gating, present, distinct, min: minMax ? min : null, max: minMax ? max : null };
+      }),
       products,
     };
     return { rows, currencies, catalog, monthly: this.monthly(contributing) };

@@ -1,6 +1,8 @@
+import { CONTRACT_HEADER } from './contracts.ts';
 import type { Reply, TestService } from './service.ts';
 
-export const HEADER = 'contractId,customer,product,startDate,endDate,amount,currency';
+/** The contract's header line, without its line break: hand-written rows give their cells in its order. */
+export const HEADER = CONTRACT_HEADER.trimEnd();
 
 export async function newDataset(svc: TestService, key: string, externalRef = `ds-${Math.random()}`): Promise<string> {
   const reply = await svc.request('/v1/datasets', { key, json: { externalRef } });
