@@ -3,7 +3,7 @@
 // cell is checked by, and the row error codes. Whatever lists the fields reads this table: the
 // header check and the validator (shared/ingest/rowValidator.ts), the COPY into contract_rows,
 // the metrics and catalog (shared/ingest/tally.ts, shared/domain/metricsAndCatalog.ts), the
-// exports' columns, the API's schemas and the test helpers.
+// export formats' columns (shared/domain/exportFormats.ts), the API's schemas and the test helpers.
 //
 // A new field: an entry here and a migration adding its column to contract_rows; then the
 // compiler asks the tally for its catalog figures. A new kind also needs its check in the
