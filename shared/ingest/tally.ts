@@ -11,12 +11,20 @@ import { formatDay, formatMonthStart } from './calendar.ts';
 import { HashList, hash53, NumberSet } from './numberSet.ts';
 
 /**
- * What the tally may hold before it hands the work to SQL; tests lower them. setSlots bounds the
- * contractId hashes and the amounts of $167,772.16 and more (8 bytes each): 2^20, 8 MiB, keeps
- * a file of a million contractIds in Node and a worker far under its memory budget.
+ * What the tally may hold before it hands the work to SQL. Whoever makes a Tally may give others
+ * (tests give lower ones); these are the defaults. setSlots bounds the contractId hashes and the
+ * amounts of $167,772.16 and more (8 bytes each): 2^20, 8 MiB, keeps a file of a million
+ * contractIds in Node and a worker far under its memory budget.
  */
 export type TallyLimits = { customers: number; products: number; pairs: number; runs: number; events: number; setSlots: number };
-export const TALLY_LIMITS: TallyLimits = { customers: 200_000, products: 100_000, pairs: 1_000_000, runs: 2_000_000, events: 1_000_000, setSlots: 1 << 20 };
+export const DEFAULT_TALLY_LIMITS: Readonly<TallyLimits> = Object.freeze({
+  customers: 200_000,
+  products: 100_000,
+  pairs: 1_000_000,
+  runs: 2_000_000,
+  events: 1_000_000,
+  setSlots: 1 << 20,
+});
 
 const MAX_MONTHS = 600;
 const MIN_DAY = -719_528; // 0000-01-01, days since 1970-01-01
@@ -107,7 +115,7 @@ export class Tally {
   private readonly ids: HashList;
   private idCount = 0;
 
-  constructor(limits: TallyLimits = TALLY_LIMITS) {
+  constructor(limits: TallyLimits = DEFAULT_TALLY_LIMITS) {
     this.limits = { ...limits };
     this.amounts = new NumberSet(limits.setSlots);
     this.ids = new HashList(limits.setSlots);
