@@ -6,8 +6,9 @@
 // export formats' columns (shared/domain/exportFormats.ts), the API's schemas and the test helpers.
 //
 // A new field: an entry here and a migration adding its column to contract_rows; then the
-// compiler asks the tally for its catalog figures. A new kind also needs its check in the
-// validator and its text in SQL (shared/domain/contractRows.ts).
+// compiler asks the tally for its catalog figures and the test files' generator
+// (test/support/contracts.ts) for its cells. A new kind also needs its check in the validator and
+// its text in SQL (shared/domain/contractRows.ts).
 
 type KindRules = {
   /** The catalog shows the field's min and max. */
