@@ -4,7 +4,7 @@
 import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import fc from 'fast-check';
-import type { RowError } from '../shared/ingest/rowValidator.ts';
+import type { RowError } from '../shared/contract/fields.ts';
 import { parseContracts } from '../shared/ingest/parseContracts.ts';
 import { csvParse, fast } from './support/csv.ts';
 

@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process';
 import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import type { RowError } from '../shared/ingest/rowValidator.ts';
+import type { RowError } from '../shared/contract/fields.ts';
 import { parseContracts } from '../shared/ingest/parseContracts.ts';
 import { codes, HEADER, newDataset, postCsv } from './support/ingest.ts';
 import { startService, type TestService } from './support/service.ts';

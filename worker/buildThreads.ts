@@ -53,6 +53,9 @@ export class BuildError extends Error {
 }
 
 type Running = { settle(message: FromBuildThread): void; fail(error: Error): void };
+
+/** Told how each build that returned ended, before the job that asked for it is (it must not throw). */
+export type OnBuilt = (versionId: string, summary: BuildSummary) => void;
 type Slot = { worker: Worker; running?: Running };
 
 export class BuildThreads {
@@ -67,11 +70,13 @@ export class BuildThreads {
   private readonly waiting: { resolve(slot: Slot): void; reject(error: Error): void }[] = [];
   private closing = false;
   private limitChecked = false;
+  private readonly onBuilt: OnBuilt | undefined;
 
-  constructor(data: BuildThreadData, log: Logger) {
+  constructor(data: BuildThreadData, log: Logger, onBuilt?: OnBuilt) {
     this.data = data;
     this.size = data.config.workerConcurrency;
     this.log = log;
+    this.onBuilt = onBuilt;
   }
 
   /** Starts every thread; rejects if one cannot start (the worker then does not start either). */
@@ -99,8 +104,10 @@ export class BuildThreads {
       slot.running = {
         settle: (message) => {
           done();
-          if (message.type === 'built') resolve(message.summary);
-          else if (message.type === 'threw') reject(new BuildError(message.error));
+          if (message.type === 'built') {
+            this.onBuilt?.(versionId, message.summary);
+            resolve(message.summary);
+          } else if (message.type === 'threw') reject(new BuildError(message.error));
         },
         fail: (error) => {
           done();

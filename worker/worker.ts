@@ -7,7 +7,7 @@ import type { Logger } from '../shared/platform/log.ts';
 import { migrate } from '../shared/platform/migrate.ts';
 import { createBoss, ensureQueues, ensureSchedules, queues } from '../shared/platform/queue.ts';
 import { UsageMeter } from '../shared/tenancy/usage.ts';
-import { BuildThreads } from './buildThreads.ts';
+import { BuildThreads, type OnBuilt } from './buildThreads.ts';
 import { buildExport, buildExportDead } from './jobs/buildExport.ts';
 import { buildVersion, buildVersionDead } from './jobs/buildVersion.ts';
 import { purgeIdempotencyKeys } from './jobs/purgeIdempotencyKeys.ts';
@@ -60,7 +60,12 @@ function periodically(task: () => Promise<void>, everyMs: number, log: Logger, f
 
 export type RunningWorker = { boss: PgBoss; pool: Pool; stop(): Promise<void> };
 
-export async function startWorker(config: Config, databaseUrl: string, log: Logger): Promise<RunningWorker> {
+export type WorkerOptions = {
+  /** Told how each version build ended (its outcome, and whether its reads were counted in Node or SQL). */
+  onBuilt?: OnBuilt;
+};
+
+export async function startWorker(config: Config, databaseUrl: string, log: Logger, options: WorkerOptions = {}): Promise<RunningWorker> {
   const pool = createPool(databaseUrl, config.databasePoolSize, 'dataset-service-worker');
   const meter = new UsageMeter(pool, log, config.usageFlushMs);
   const boss = createBoss(databaseUrl, 'worker', log);
@@ -68,7 +73,7 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
   // Version builds run on threads of their own, whose memory is capped: see buildThreads.ts.
   // Exports stay here: COPY TO streams into the blob store under backpressure, in bounded memory
   // whatever the rows hold.
-  const threads = new BuildThreads({ config, databaseUrl }, log);
+  const threads = new BuildThreads({ config, databaseUrl }, log, options.onBuilt);
   try {
     await migrate(pool);
     await threads.start();

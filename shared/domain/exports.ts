@@ -1,12 +1,12 @@
-// Exports: a version's rows as CSV (the contract's columns, in order) or JSONL, written by a
-// worker with COPY … TO STDOUT straight into the blob store, downloaded as a stream.
+// Exports: a version's rows in one of the formats of shared/domain/exportFormats.ts, written by
+// a worker with COPY … TO STDOUT straight into the blob store, downloaded as a stream.
 import type { PgBoss } from 'pg-boss';
-import { type Client, copyJsonLinesOut, type Queryable } from '../platform/db.ts';
+import type { Client, Queryable } from '../platform/db.ts';
 import type { Tenant } from './datasets.ts';
+import { type ExportFormat, exportFormat } from './exportFormats.ts';
 import { checkedId, newId } from '../platform/ids.ts';
 import { inTransaction, queues } from '../platform/queue.ts';
 
-export type ExportFormat = 'csv' | 'jsonl';
 export const EXPORT_RETENTION = '7 days';
 export const exportPath = (id: string) => `/exports/${id}/download`;
 
@@ -94,19 +94,11 @@ export async function exportById(
 }
 
 /**
- * The COPY … TO STDOUT statement for a version's rows (COPY takes no parameters: the id is
- * checked against our id format before it is inlined). CSV carries the contract's header;
- * JSONL is one json_build_object per line.
+ * The COPY … TO STDOUT statement for a version's rows in the format (COPY takes no parameters: the
+ * id is checked against our id format before it is inlined).
  */
 export function exportCopySql(versionId: string, format: ExportFormat): string {
-  const rows = `FROM contract_rows WHERE version_id = '${checkedId('ver', versionId)}' ORDER BY row_number`;
-  if (format === 'csv') {
-    return `COPY (SELECT contract_id AS "contractId", customer, product, to_char(start_date, 'YYYY-MM-DD') AS "startDate",
-      to_char(end_date, 'YYYY-MM-DD') AS "endDate", amount, currency ${rows}) TO STDOUT WITH (FORMAT csv, HEADER)`;
-  }
-  return copyJsonLinesOut(`SELECT json_build_object('contractId', contract_id, 'customer', customer, 'product', product,
-      'startDate', to_char(start_date, 'YYYY-MM-DD'), 'endDate', to_char(end_date, 'YYYY-MM-DD'),
-      'amount', amount::text, 'currency', currency::text) ${rows}`);
+  return exportFormat(format).copySql(`FROM contract_rows WHERE version_id = '${checkedId('ver', versionId)}' ORDER BY row_number`);
 }
 
 export async function markExportBuilding(db: Queryable, exportId: string): Promise<void> {

@@ -1,10 +1,33 @@
-// Metrics and catalog (contract "Metrics and catalog" and its fine points): computed in SQL
-// inside the build's transaction, stored with the version, and each read back with one query.
+// Metrics and catalog (../shared/spec/contract.md, "Metrics and catalog" and its fine points):
+// computed in SQL inside the build's transaction, stored with the version, and each read back
+// with one query.
+import { CONTRACT_FIELDS, type ContractField, FIELD_KINDS, GATING_FIELDS } from '../contract/fields.ts';
 import type { Queryable } from '../platform/db.ts';
+import { FIELD_COLUMNS, fieldText } from './contractRows.ts';
 import type { Tenant } from './datasets.ts';
 import type { TallyResult } from '../ingest/tally.ts';
 
-const CONTRIBUTING = 'start_date IS NOT NULL AND end_date IS NOT NULL AND amount > 0 AND currency IS NOT NULL';
+/** A gating field's value that keeps a row out of the metrics: absent, or zero where that counts as absent. */
+const excludes = (f: ContractField) => (f.zeroExcludes ? `${f.column} IS NULL OR ${f.column} = 0` : `${f.column} IS NULL`);
+/** Rows that contribute to the metrics: every gating field present (and an amount above zero). */
+const CONTRIBUTING = GATING_FIELDS.map((f) => (f.zeroExcludes ? `${f.column} > 0` : `${f.column} IS NOT NULL`)).join(' AND ');
+/** Per gating field, the rows it keeps out of the metrics (a row may count under several). */
+const EXCLUDED = `json_build_object(${GATING_FIELDS.map((f) => `'${f.name}', count(*) FILTER (WHERE ${excludes(f)})`).join(', ')})`;
+
+/**
+ * A field of the catalog over build_rows. The unique field's distinct count is known from the
+ * duplicate check ($2); min and max for the kinds that have them.
+ */
+function catalogField(f: ContractField): string {
+  const c = f.column;
+  const distinct = f.unique ? '$2::bigint' : `(SELECT count(*) FROM (SELECT DISTINCT ${c} FROM build_rows WHERE ${c} IS NOT NULL) d)`;
+  const minMax = FIELD_KINDS[f.kind].minMax;
+  return `json_build_object('name', '${f.name}', 'type', '${f.kind}', 'gating', ${f.gating}, 'present', count(${c}), 'distinct', ${distinct},
+           'min', ${minMax ? fieldText(f, `min(${c})`) : 'null'}, 'max', ${minMax ? fieldText(f, `max(${c})`) : 'null'})`;
+}
+const CATALOG_FIELDS = `json_build_array(
+         ${CONTRACT_FIELDS.map(catalogField).join(',\n         ')}
+       )`;
 
 /**
  * Computes and stores the version's reads. Monthly figures use difference arrays over month
@@ -18,7 +41,7 @@ export async function computeReads(
 ): Promise<{ rowCount: number; contributing: number }> {
   await db.query(
     `CREATE TEMP TABLE build_rows ON COMMIT DROP AS
-     SELECT contract_id, customer, product, start_date, end_date, amount, currency FROM contract_rows WHERE version_id = $1`,
+     SELECT ${FIELD_COLUMNS} FROM contract_rows WHERE version_id = $1`,
     [versionId],
   );
   await db.query('ANALYZE build_rows');
@@ -69,10 +92,7 @@ export async function computeReads(
     `WITH summary AS (
        SELECT count(*) AS total,
               count(*) FILTER (WHERE ${CONTRIBUTING}) AS contributing,
-              count(*) FILTER (WHERE start_date IS NULL) AS ex_start,
-              count(*) FILTER (WHERE end_date IS NULL) AS ex_end,
-              count(*) FILTER (WHERE amount IS NULL OR amount = 0) AS ex_amount,
-              count(*) FILTER (WHERE currency IS NULL) AS ex_currency
+              ${EXCLUDED} AS excluded
        FROM build_rows
      ),
      currencies AS (
@@ -83,25 +103,7 @@ export async function computeReads(
              GROUP BY currency) x
      ),
      fields AS (
-       SELECT json_build_array(
-         json_build_object('name', 'contractId', 'type', 'string', 'gating', false, 'present', count(contract_id),
-           'distinct', $2::bigint, 'min', null, 'max', null),
-         json_build_object('name', 'customer', 'type', 'string', 'gating', false, 'present', count(customer),
-           'distinct', (SELECT count(*) FROM (SELECT DISTINCT customer FROM build_rows) d), 'min', null, 'max', null),
-         json_build_object('name', 'product', 'type', 'string', 'gating', false, 'present', count(product),
-           'distinct', (SELECT count(*) FROM (SELECT DISTINCT product FROM build_rows WHERE product IS NOT NULL) d), 'min', null, 'max', null),
-         json_build_object('name', 'startDate', 'type', 'date', 'gating', true, 'present', count(start_date),
-           'distinct', (SELECT count(*) FROM (SELECT DISTINCT start_date FROM build_rows WHERE start_date IS NOT NULL) d),
-           'min', to_char(min(start_date), 'YYYY-MM-DD'), 'max', to_char(max(start_date), 'YYYY-MM-DD')),
-         json_build_object('name', 'endDate', 'type', 'date', 'gating', true, 'present', count(end_date),
-           'distinct', (SELECT count(*) FROM (SELECT DISTINCT end_date FROM build_rows WHERE end_date IS NOT NULL) d),
-           'min', to_char(min(end_date), 'YYYY-MM-DD'), 'max', to_char(max(end_date), 'YYYY-MM-DD')),
-         json_build_object('name', 'amount', 'type', 'decimal', 'gating', true, 'present', count(amount),
-           'distinct', (SELECT count(*) FROM (SELECT DISTINCT amount FROM build_rows WHERE amount IS NOT NULL) d),
-           'min', min(amount)::text, 'max', max(amount)::text),
-         json_build_object('name', 'currency', 'type', 'currency', 'gating', true, 'present', count(currency),
-           'distinct', (SELECT count(*) FROM (SELECT DISTINCT currency FROM build_rows WHERE currency IS NOT NULL) d), 'min', null, 'max', null)
-       ) AS doc
+       SELECT ${CATALOG_FIELDS} AS doc
        FROM build_rows
      ),
      products AS (
@@ -112,8 +114,7 @@ export async function computeReads(
      )
      INSERT INTO version_reads (version_id, rows, currencies, catalog)
      SELECT $1,
-            json_build_object('total', total, 'contributing', contributing,
-              'excluded', json_build_object('startDate', ex_start, 'endDate', ex_end, 'amount', ex_amount, 'currency', ex_currency)),
+            json_build_object('total', total, 'contributing', contributing, 'excluded', excluded),
             currencies.doc,
             json_build_object('rowCount', total, 'fields', fields.doc, 'products', products.doc)
      FROM summary, currencies, fields, products

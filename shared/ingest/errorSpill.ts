@@ -7,7 +7,7 @@ import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { Client, Pool } from '../platform/db.ts';
-import type { RowError } from './rowValidator.ts';
+import type { RowError } from '../contract/fields.ts';
 
 /** Text is sent to COPY in pieces of about this size. */
 const PIECE = 64 * 1024;

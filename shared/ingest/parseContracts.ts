@@ -8,7 +8,8 @@
 import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { BinaryCopyWriter } from './binaryCopy.ts';
-import { mapHeader, RowValidator, type RowError } from './rowValidator.ts';
+import type { RowError } from '../contract/fields.ts';
+import { mapHeader, missingColumns, REQUIRED_COLUMNS, RowValidator } from './rowValidator.ts';
 import { CsvRecords, MAX_RECORD_BYTES } from './csvRecords.ts';
 import type { Tally } from './tally.ts';
 import { Utf8Text } from './utf8Text.ts';
@@ -101,11 +102,15 @@ async function parse(options: ParseOptions, iterator: AsyncIterator<Buffer>): Pr
     report({ row: 1, ...error });
     stopped = true;
   };
-  const missingColumn = () => noHeader({ field: 'customer', code: 'missing_column', message: 'The header has no customer column.' });
+  /** The header has no column for these required fields (none at all when it was blank). */
+  const missing = (columns: readonly string[]) => {
+    for (const field of columns) report({ row: 1, field, code: 'missing_column', message: `The header has no ${field} column.` });
+    stopped = true;
+  };
 
   const header = (cells: string[]) => {
     if (blankHeader) {
-      if (!isBlank(cells)) missingColumn();
+      if (!isBlank(cells)) missing(REQUIRED_COLUMNS);
       return;
     }
     if (hasBadBytes(cells)) return noHeader({ field: '*', code: 'not_utf8', message: 'Row 1 has bytes that are not UTF-8.' });
@@ -114,7 +119,8 @@ async function parse(options: ParseOptions, iterator: AsyncIterator<Buffer>): Pr
       return;
     }
     const map = mapHeader(cells);
-    if (map.customer < 0) return missingColumn();
+    const absent = missingColumns(map);
+    if (absent.length > 0) return missing(absent);
     validator = new RowValidator(map, cells.length, versionId, { report, copy, tally: options.tally });
     validator.mayHoldNul = sawNul;
   };
@@ -137,7 +143,7 @@ async function parse(options: ParseOptions, iterator: AsyncIterator<Buffer>): Pr
     if (stopped) return;
     rows = row;
     if (validator) report({ row, ...error, message: message(row) });
-    else if (blankHeader) missingColumn();
+    else if (blankHeader) missing(REQUIRED_COLUMNS);
     else noHeader({ ...error, message: message(row) });
   };
   const maxRecordBytes = options.maxRecordBytes ?? MAX_RECORD_BYTES;

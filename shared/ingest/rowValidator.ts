@@ -1,25 +1,66 @@
-// The contract row (contract "Contract rows (CSV)"): its columns, their rules and error codes,
-// and the COPY row it becomes. Kept allocation-light: it runs once per row.
+// The contract row's checks (../shared/spec/contract.md, "Contract rows (CSV)"), field by field as
+// shared/contract/fields.ts lists them, and the COPY row each record becomes. It runs once per
+// row, so it is kept allocation-light: what the table says is turned into arrays indexed by the
+// field's position once, when the module loads, and each cell is checked by its field's kind.
+import { CONTRACT_FIELDS, type FieldKind, type RowError, type RowErrorCode } from '../contract/fields.ts';
 import type { BinaryCopyWriter } from './binaryCopy.ts';
-import { dayNumber, type Tally, type TalliedRow } from './tally.ts';
+import { dayNumber, isCalendarDate, monthNumber } from './calendar.ts';
+import type { Tally, TalliedRow } from './tally.ts';
 
-export const COLUMNS = ['contractId', 'customer', 'product', 'startDate', 'endDate', 'amount', 'currency'] as const;
-export type Column = (typeof COLUMNS)[number];
-export const GATING: readonly Column[] = ['startDate', 'endDate', 'amount', 'currency'];
-export const MAX_TEXT = 200;
+const FIELDS = CONTRACT_FIELDS;
+const FIELD_COUNT = FIELDS.length;
+const NAMES: readonly string[] = FIELDS.map((f) => f.name);
+const position = (name: string) => {
+  const i = NAMES.indexOf(name);
+  if (i < 0) throw new Error(`the contract has no field ${name}`);
+  return i;
+};
 
-export type RowError = { row: number; field: string; code: string; message: string };
+// Kinds as small integers, for a switch per cell.
+const STRING = 0;
+const DATE = 1;
+const DECIMAL = 2;
+const CURRENCY = 3;
+const KIND_NUMBERS: Record<FieldKind, number> = { string: STRING, date: DATE, decimal: DECIMAL, currency: CURRENCY };
+const KIND = Uint8Array.from(FIELDS, (f) => KIND_NUMBERS[f.kind]);
+const REQUIRED = FIELDS.map((f) => f.required);
+const MAX_LENGTH = Int32Array.from(FIELDS, (f) => (f.kind === 'string' ? f.maxLength : 0));
+/** Per field: the position of the field it may not come before (`end_before_start`), or -1. */
+const NOT_BEFORE = Int32Array.from(FIELDS, (f, i) => {
+  if (f.notBefore === undefined) return -1;
+  const other = position(f.notBefore);
+  // Compared with the value read earlier in the same row.
+  if (other >= i) throw new Error(`${f.name} may only be compared with a field listed before it`);
+  return other;
+});
+/** The field whose values are unique within a file (contractId): the tally hashes them. */
+const UNIQUE = FIELDS.findIndex((f) => f.unique === true);
+// What the tally reads of a valid row.
+const CONTRACT_ID = position('contractId');
+const CUSTOMER = position('customer');
+const PRODUCT = position('product');
+const START_DATE = position('startDate');
+const END_DATE = position('endDate');
+const AMOUNT = position('amount');
+const CURRENCY_CODE = position('currency');
 
-/** Index of each known column in the file's header, -1 where absent. */
-export type ColumnMap = Record<Column, number>;
+/** The fields without which the header cannot be read. */
+export const REQUIRED_COLUMNS: readonly string[] = FIELDS.filter((f) => f.required).map((f) => f.name);
+
+/** Index of each field's column in the file's header (by the field's position), -1 where absent. */
+export type ColumnMap = Int32Array;
 
 export function mapHeader(header: string[]): ColumnMap {
   const names = header.map((h) => h.trim().toLowerCase());
-  return Object.fromEntries(COLUMNS.map((c) => [c, names.indexOf(c.toLowerCase())])) as ColumnMap;
+  return Int32Array.from(FIELDS, (f) => names.indexOf(f.name.toLowerCase()));
+}
+
+/** The required fields the header has no column for. */
+export function missingColumns(map: ColumnMap): string[] {
+  return NAMES.filter((_, i) => REQUIRED[i] && map[i]! < 0);
 }
 
 const currencies = new Set(Intl.supportedValuesOf('currency'));
-const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 const digit = (value: string, i: number) => value.charCodeAt(i) - 48;
 const isDigit = (value: string, i: number) => value.charCodeAt(i) - 48 >>> 0 < 10;
 const DATE_DIGITS = [0, 1, 2, 3, 5, 6, 8, 9];
@@ -34,14 +75,12 @@ function readDate(value: string, into: ReadDate): boolean {
   const year = digit(value, 0) * 1000 + digit(value, 1) * 100 + digit(value, 2) * 10 + digit(value, 3);
   const month = digit(value, 5) * 10 + digit(value, 6);
   const day = digit(value, 8) * 10 + digit(value, 9);
-  // Year 0000 is ISO 8601's 1 BC, which PostgreSQL's date type does not take.
-  if (year < 1 || month < 1 || month > 12 || day < 1) return false;
-  const leap = month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-  if (day > DAYS_IN_MONTH[month - 1]! + (leap ? 1 : 0)) return false;
+  if (!isCalendarDate(year, month, day)) return false;
   into.day = dayNumber(year, month, day);
-  into.month = year * 12 + month - 1;
+  into.month = monthNumber(year, month);
   return true;
 }
+
 
 const NOT_A_NUMBER = -1;
 const NEGATIVE = -2;
@@ -67,12 +106,17 @@ function readAmount(value: string): number {
   return negative ? NEGATIVE : whole * 100 + fraction;
 }
 
-// Characters, not UTF-16 units, and only counted when the cheap length says it may be too long.
-const tooLong = (value: string) => value.length > MAX_TEXT && [...value].length > MAX_TEXT;
 
 /** The COPY columns, in the order the validator writes them. */
-export const COPY_COLUMNS = 'version_id, row_number, contract_id, customer, product, start_date, end_date, amount, currency';
-const COPY_FIELDS = 9;
+export const COPY_COLUMNS = ['version_id', 'row_number', ...FIELDS.map((f) => f.column)].join(', ');
+const COPY_FIELDS = FIELD_COUNT + 2;
+/**
+ * Room a COPY row needs besides the version id and the text of its string fields: the field
+ * count, each field's length, the row number and each fixed-size value (a date: 4 bytes; a
+ * numeric of up to 20 digits: 8 bytes of header and 6 base-10000 digits; a currency: 3 letters).
+ */
+const VALUE_BYTES: Record<FieldKind, number> = { string: 0, date: 4, decimal: 20, currency: 3 };
+const ROW_BYTES = 2 + 4 + 12 + FIELDS.reduce((bytes, f) => bytes + 4 + VALUE_BYTES[f.kind], 0);
 
 export class RowValidator {
   private readonly map: ColumnMap;
@@ -87,15 +131,16 @@ export class RowValidator {
   };
   private row = 0;
   private valid = true;
-  private readonly start: ReadDate = { day: 0, month: 0 };
-  private readonly end: ReadDate = { day: 0, month: 0 };
+  // The current row, by field position: each cell's text (null when absent or invalid), and what
+  // was read of dates (day NaN when absent or invalid) and decimals (cents, NaN likewise).
+  private readonly values: (string | null)[] = FIELDS.map(() => null);
+  private readonly dates: ReadDate[] = FIELDS.map(() => ({ day: NaN, month: 0 }));
+  private readonly cents = new Float64Array(FIELD_COUNT);
   /**
    * Set once the file is known to hold a NUL byte: until then no cell is searched for one. (No
    * text column can store U+0000: it is reported, never sent to PostgreSQL.)
    */
   mayHoldNul = false;
-  /** The current row's customer held a NUL (reported as such, not as missing). */
-  private nulCustomer = false;
 
   constructor(
     map: ColumnMap,
@@ -111,23 +156,9 @@ export class RowValidator {
     this.tally = out.tally;
   }
 
-  /** The cell's trimmed text; null when absent, or when it holds a NUL (then reported). */
-  private cell(cells: string[], column: Column): string | null {
-    const i = this.map[column];
-    if (i < 0) return null;
-    const value = cells[i]!.trim();
-    if (value === '') return null;
-    if (this.mayHoldNul && value.includes('\0')) {
-      this.fail(column, 'invalid_character', `${column} holds the NUL character (U+0000), which cannot be stored.`);
-      if (column === 'customer') this.nulCustomer = true;
-      return null;
-    }
-    return value;
-  }
-
-  private fail(field: Column, code: string, message: string): void {
+  private fail(field: number, code: RowErrorCode, message: string): void {
     this.valid = false;
-    this.report({ row: this.row, field, code, message });
+    this.report({ row: this.row, field: NAMES[field]!, code, message });
   }
 
   /**
@@ -142,85 +173,84 @@ export class RowValidator {
     }
     this.row = row;
     this.valid = true;
-    this.nulCustomer = false;
-    const read = this.read;
-
-    let contractId = this.cell(cells, 'contractId');
-    if (contractId !== null && tooLong(contractId)) {
-      this.fail('contractId', 'too_long', `contractId is longer than ${MAX_TEXT} characters.`);
-      contractId = null;
-    }
-    let customer = this.cell(cells, 'customer');
-    if (customer === null) {
-      if (!this.nulCustomer) this.fail('customer', 'required', 'customer is required.');
-    } else if (tooLong(customer)) {
-      this.fail('customer', 'too_long', `customer is longer than ${MAX_TEXT} characters.`);
-      customer = null;
-    }
-    let product = this.cell(cells, 'product');
-    if (product !== null && tooLong(product)) {
-      this.fail('product', 'too_long', `product is longer than ${MAX_TEXT} characters.`);
-      product = null;
-    }
-    let startDate = this.cell(cells, 'startDate');
-    const hasStart = startDate !== null && readDate(startDate, this.start);
-    if (startDate !== null && !hasStart) {
-      this.fail('startDate', 'not_a_date', `startDate ${JSON.stringify(startDate)} is not a date YYYY-MM-DD.`);
-      startDate = null;
-    }
-    let endDate = this.cell(cells, 'endDate');
-    const hasEnd = endDate !== null && readDate(endDate, this.end);
-    if (endDate !== null && !hasEnd) {
-      this.fail('endDate', 'not_a_date', `endDate ${JSON.stringify(endDate)} is not a date YYYY-MM-DD.`);
-      endDate = null;
-    }
-    if (hasStart && hasEnd && this.end.day < this.start.day) {
-      this.fail('endDate', 'end_before_start', `endDate ${endDate} is before startDate ${startDate}.`);
-    }
-    let amount = this.cell(cells, 'amount');
-    let cents = NaN;
-    if (amount !== null) {
-      const read = readAmount(amount);
-      if (read === NOT_A_NUMBER) {
-        this.fail('amount', 'not_a_number', `amount ${JSON.stringify(amount)} is not a decimal number with at most 2 decimals.`);
-        amount = null;
-      } else if (read === NEGATIVE) {
-        this.fail('amount', 'negative', `amount ${amount} is negative.`);
-        amount = null;
-      } else cents = read;
-    }
-    let currency = this.cell(cells, 'currency');
-    if (currency !== null && !currencies.has(currency)) {
-      this.fail('currency', 'not_a_currency', `currency ${JSON.stringify(currency)} is not an ISO 4217 currency code in use.`);
-      currency = null;
+    const { map, values, dates, cents } = this;
+    let textLength = 0;
+    for (let f = 0; f < FIELD_COUNT; f++) {
+      const kind = KIND[f]!;
+      if (kind === DATE) dates[f]!.day = NaN;
+      else if (kind === DECIMAL) cents[f] = NaN;
+      const at = map[f]!;
+      let value: string | null = at < 0 ? null : cells[at]!.trim();
+      if (value === '') value = null;
+      if (value === null) {
+        if (REQUIRED[f]) this.fail(f, 'required', `${NAMES[f]} is required.`);
+      } else if (this.mayHoldNul && value.includes('\0')) {
+        this.fail(f, 'invalid_character', `${NAMES[f]} holds the NUL character (U+0000), which cannot be stored.`);
+        value = null;
+      } else if (kind === STRING) {
+        // Characters, not UTF-16 units, and only counted when the cheap length says it may be too long.
+        const max = MAX_LENGTH[f]!;
+        if (value.length > max && [...value].length > max) {
+          this.fail(f, 'too_long', `${NAMES[f]} is longer than ${max} characters.`);
+          value = null;
+        } else textLength += value.length;
+      } else if (kind === DATE) {
+        const date = dates[f]!;
+        if (!readDate(value, date)) {
+          this.fail(f, 'not_a_date', `${NAMES[f]} ${JSON.stringify(value)} is not a date YYYY-MM-DD.`);
+          value = null;
+        } else {
+          const other = NOT_BEFORE[f]!;
+          // A NaN day (the other date absent or invalid) compares false.
+          if (other >= 0 && date.day < dates[other]!.day) {
+            this.fail(f, 'end_before_start', `${NAMES[f]} ${value} is before ${NAMES[other]} ${values[other]}.`);
+          }
+        }
+      } else if (kind === DECIMAL) {
+        const read = readAmount(value);
+        if (read === NOT_A_NUMBER) {
+          this.fail(f, 'not_a_number', `${NAMES[f]} ${JSON.stringify(value)} is not a decimal number with at most 2 decimals.`);
+          value = null;
+        } else if (read === NEGATIVE) {
+          this.fail(f, 'negative', `${NAMES[f]} ${value} is negative.`);
+          value = null;
+        } else cents[f] = read;
+      } else if (!currencies.has(value)) {
+        this.fail(f, 'not_a_currency', `${NAMES[f]} ${JSON.stringify(value)} is not an ISO 4217 currency code in use.`);
+        value = null;
+      }
+      values[f] = value;
     }
 
-    if (this.tally) {
-      if (contractId !== null) this.tally.addContractId(contractId);
+    const tally = this.tally;
+    if (tally) {
+      const unique = UNIQUE < 0 ? null : values[UNIQUE]!;
+      if (unique !== null) tally.addContractId(unique);
       if (this.valid) {
-        read.contractId = contractId;
-        read.customer = customer!;
-        read.product = product;
-        read.startDay = hasStart ? this.start.day : NaN;
-        read.startMonth = this.start.month;
-        read.endDay = hasEnd ? this.end.day : NaN;
-        read.endMonth = this.end.month;
-        read.cents = cents;
-        read.currency = currency;
-        this.tally.add(read);
+        const read = this.read;
+        read.contractId = values[CONTRACT_ID]!;
+        read.customer = values[CUSTOMER]!;
+        read.product = values[PRODUCT]!;
+        read.startDay = dates[START_DATE]!.day;
+        read.startMonth = dates[START_DATE]!.month;
+        read.endDay = dates[END_DATE]!.day;
+        read.endMonth = dates[END_DATE]!.month;
+        read.cents = cents[AMOUNT]!;
+        read.currency = values[CURRENCY_CODE]!;
+        tally.add(read);
       }
     }
     const copy = this.copy;
-    const textLength = (contractId?.length ?? 0) + (customer?.length ?? 0) + (product?.length ?? 0);
-    copy.row(COPY_FIELDS, 128 + this.versionId.length + 3 * textLength);
+    copy.row(COPY_FIELDS, ROW_BYTES + this.versionId.length + 3 * textLength);
     copy.bytes(this.versionId);
     copy.int8(row);
-    copy.text(contractId);
-    copy.text(customer ?? '');
-    copy.text(product);
-    copy.date(hasStart ? this.start.day : NaN);
-    copy.date(hasEnd ? this.end.day : NaN);
-    copy.numeric(amount);
-    copy.text(currency);
+    for (let f = 0; f < FIELD_COUNT; f++) {
+      const kind = KIND[f]!;
+      // A required text column is NOT NULL: an invalid row's cell is stored empty until the rollback.
+      if (kind === STRING) copy.text(values[f] ?? (REQUIRED[f] ? '' : null));
+      else if (kind === DATE) copy.date(dates[f]!.day);
+      else if (kind === DECIMAL) copy.numeric(values[f]!);
+      else copy.text(values[f]!);
+    }
   }
 }

@@ -1,19 +1,30 @@
-// The metrics and catalog of a version (contract "Metrics and catalog" and its fine points),
-// counted in Node as the rows stream past on their way to COPY, so that PostgreSQL only stores
-// them. Everything here is exact (integer cents, integer month and day numbers; the monthly value
-// as BigInt fixed point, 20 decimals) and bounded: the sets that grow with distinct customers,
-// products, amounts or month runs stop at a cap, and then `complete` is false and the build
-// computes the figures in SQL instead (shared/reads.ts computeReads: the same numbers, slower).
+// The metrics and catalog of a version (../shared/spec/contract.md, "Metrics and catalog" and
+// its fine points), counted in Node as the rows stream past on their way to COPY, so that
+// PostgreSQL only stores them. Everything here is exact (integer cents, integer month and day
+// numbers; the monthly value as BigInt fixed point, 20 decimals) and bounded: the sets that grow
+// with distinct customers, products, amounts or month runs stop at a cap, and then `complete` is
+// false and the build computes the figures in SQL instead (computeReads in
+// shared/domain/metricsAndCatalog.ts: the same numbers, slower).
 // Likewise for contractIds: 53-bit hashes show that no two rows share one, or the build asks SQL.
+import { CONTRACT_FIELDS, FIELD_KINDS, type FieldName, GATING_FIELDS, type GatingFieldName } from '../contract/fields.ts';
+import { formatDay, formatMonthStart } from './calendar.ts';
 import { HashList, hash53, NumberSet } from './numberSet.ts';
 
 /**
- * What the tally may hold before it hands the work to SQL; tests lower them. setSlots bounds the
- * contractId hashes and the amounts of $167,772.16 and more (8 bytes each): 2^20, 8 MiB, keeps
- * a file of a million contractIds in Node and a worker far under its memory budget.
+ * What the tally may hold before it hands the work to SQL. Whoever makes a Tally may give others
+ * (tests give lower ones); these are the defaults. setSlots bounds the contractId hashes and the
+ * amounts of $167,772.16 and more (8 bytes each): 2^20, 8 MiB, keeps a file of a million
+ * contractIds in Node and a worker far under its memory budget.
  */
 export type TallyLimits = { customers: number; products: number; pairs: number; runs: number; events: number; setSlots: number };
-export const TALLY_LIMITS: TallyLimits = { customers: 200_000, products: 100_000, pairs: 1_000_000, runs: 2_000_000, events: 1_000_000, setSlots: 1 << 20 };
+export const DEFAULT_TALLY_LIMITS: Readonly<TallyLimits> = Object.freeze({
+  customers: 200_000,
+  products: 100_000,
+  pairs: 1_000_000,
+  runs: 2_000_000,
+  events: 1_000_000,
+  setSlots: 1 << 20,
+});
 
 const MAX_MONTHS = 600;
 const MIN_DAY = -719_528; // 0000-01-01, days since 1970-01-01
@@ -80,7 +91,7 @@ export class Tally {
   complete = true;
   private total = 0;
   private contributing = 0;
-  private excluded = { startDate: 0, endDate: 0, amount: 0, currency: 0 };
+  private excluded = { startDate: 0, endDate: 0, amount: 0, currency: 0 } satisfies Record<GatingFieldName, number>;
   private present = { contractId: 0, product: 0, amount: 0, currency: 0 };
   private readonly startDays = new DaySet();
   private readonly endDays = new DaySet();
@@ -104,7 +115,7 @@ export class Tally {
   private readonly ids: HashList;
   private idCount = 0;
 
-  constructor(limits: TallyLimits = TALLY_LIMITS) {
+  constructor(limits: TallyLimits = DEFAULT_TALLY_LIMITS) {
     this.limits = { ...limits };
     this.amounts = new NumberSet(limits.setSlots);
     this.ids = new HashList(limits.setSlots);
@@ -307,7 +318,8 @@ export class Tally {
   result(distinctContractIds: number) {
     const cents = (n: number) => formatCents(n);
     const day = (d: number) => (d === Infinity || d === -Infinity ? null : formatDay(d));
-    const rows = { total: this.total, contributing: this.contributing, excluded: this.excluded };
+    const excluded = Object.fromEntries(GATING_FIELDS.map((f) => [f.name, this.excluded[f.name]]));
+    const rows = { total: this.total, contributing: this.contributing, excluded };
 
     const contributing = this.currencies.filter((c): c is CurrencyTally => c !== undefined && c.contracts > 0).sort((a, b) => byBytes(a.name, b.name));
     const currencies = contributing.map((c) => ({ currency: c.name, contracts: c.contracts, customers: c.customers, totalValue: cents(c.cents) }));
@@ -315,21 +327,28 @@ export class Tally {
       .sort(([a], [b]) => byBytes(a, b))
       .map(([product, p]) => ({ product, contracts: p.contracts, customers: p.customers }));
 
-    const field = (name: string, type: string, gating: boolean, present: number, distinct: number, min: string | null = null, max: string | null = null) => ({
-      name, type, gating, present, distinct, min, max,
-    });
+    // Each field's figures; min and max are shown for the kinds that have them (dates, decimals).
+    const figures: Record<FieldName, { present: number; distinct: number; min?: string | null; max?: string | null }> = {
+      contractId: { present: this.present.contractId, distinct: distinctContractIds },
+      customer: { present: this.total, distinct: this.customers.size },
+      product: { present: this.present.product, distinct: this.products.size },
+      startDate: { present: this.total - this.excluded.startDate, distinct: this.startDays.size, min: day(this.startDays.min), max: day(this.startDays.max) },
+      endDate: { present: this.total - this.excluded.endDate, distinct: this.endDays.size, min: day(this.endDays.min), max: day(this.endDays.max) },
+      amount: {
+        present: this.present.amount,
+        distinct: this.amounts.size,
+        min: this.present.amount ? cents(this.minCents) : null,
+        max: this.present.amount ? cents(this.maxCents) : null,
+      },
+      currency: { present: this.present.currency, distinct: this.currencyCount },
+    };
     const catalog = {
       rowCount: this.total,
-      fields: [
-        field('contractId', 'string', false, this.present.contractId, distinctContractIds),
-        field('customer', 'string', false, this.total, this.customers.size),
-        field('product', 'string', false, this.present.product, this.products.size),
-        field('startDate', 'date', true, this.total - this.excluded.startDate, this.startDays.size, day(this.startDays.min), day(this.startDays.max)),
-        field('endDate', 'date', true, this.total - this.excluded.endDate, this.endDays.size, day(this.endDays.min), day(this.endDays.max)),
-        field('amount', 'decimal', true, this.present.amount, this.amounts.size,
-          this.present.amount ? cents(this.minCents) : null, this.present.amount ? cents(this.maxCents) : null),
-        field('currency', 'currency', true, this.present.currency, this.currencyCount),
-      ],
+      fields: CONTRACT_FIELDS.map((f) => {
+        const { present, distinct, min = null, max = null } = figures[f.name];
+        const minMax = FIELD_KINDS[f.kind].minMax;
+        return { name: f.name, type: f.kind, gating: f.gating, present, distinct, min: minMax ? min : null, max: minMax ? max : null };
+      }),
       products,
     };
     return { rows, currencies, catalog, monthly: this.monthly(contributing) };
@@ -366,7 +385,7 @@ export class Tally {
         }
         customers += customerDelta.get(m) ?? 0;
         out.currency.push(c.name);
-        out.month.push(`${pad(Math.floor(m / 12), 4)}-${pad((m % 12) + 1, 2)}-01`);
+        out.month.push(formatMonthStart(m));
         out.contracts.push(contracts);
         out.customers.push(customers);
         out.mrr.push(formatFixed20(mrr));
@@ -389,8 +408,6 @@ function currencyIndex(code: string): number {
   return ((code.charCodeAt(0) & 31) << 10) | ((code.charCodeAt(1) & 31) << 5) | (code.charCodeAt(2) & 31);
 }
 
-const pad = (n: number, width: number) => String(n).padStart(width, '0');
-
 /** Byte order of the UTF-8 text (PostgreSQL's C collation): code point order. */
 function byBytes(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
@@ -399,36 +416,11 @@ function byBytes(a: string, b: string): number {
 function formatCents(cents: number): string {
   const sign = cents < 0 ? '-' : '';
   const abs = Math.abs(cents);
-  return `${sign}${Math.floor(abs / 100)}.${pad(abs % 100, 2)}`;
+  return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
 }
 
 function formatFixed20(value: bigint): string {
   const sign = value < 0n ? '-' : '';
   const digits = (value < 0n ? -value : value).toString().padStart(21, '0');
   return `${sign}${digits.slice(0, -20)}.${digits.slice(-20)}`;
-}
-
-/** YYYY-MM-DD of a day number (days since 1970-01-01). */
-export function formatDay(day: number): string {
-  // Civil from days (H. Hinnant).
-  const z = day + 719_468;
-  const era = Math.floor(z / 146_097);
-  const doe = z - era * 146_097;
-  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
-  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
-  const mp = Math.floor((5 * doy + 2) / 153);
-  const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
-  const m = mp < 10 ? mp + 3 : mp - 9;
-  const y = yoe + era * 400 + (m <= 2 ? 1 : 0);
-  return `${pad(y, 4)}-${pad(m, 2)}-${pad(d, 2)}`;
-}
-
-/** Day number (days since 1970-01-01) of a calendar date. */
-export function dayNumber(year: number, month: number, day: number): number {
-  const y = month <= 2 ? year - 1 : year;
-  const era = Math.floor(y / 400);
-  const yoe = y - era * 400;
-  const doy = Math.floor((153 * (month + (month > 2 ? -3 : 9)) + 2) / 5) + day - 1;
-  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
-  return era * 146_097 + doe - 719_468;
 }

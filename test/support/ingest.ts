@@ -1,6 +1,9 @@
+import { CONTRACT_HEADER } from './contracts.ts';
 import type { Reply, TestService } from './service.ts';
+import type { BuildOptions } from '../../worker/jobs/versionBuild.ts';
 
-export const HEADER = 'contractId,customer,product,startDate,endDate,amount,currency';
+/** The contract's header line, without its line break: hand-written rows give their cells in its order. */
+export const HEADER = CONTRACT_HEADER.trimEnd();
 
 export async function newDataset(svc: TestService, key: string, externalRef = `ds-${Math.random()}`): Promise<string> {
   const reply = await svc.request('/v1/datasets', { key, json: { externalRef } });
@@ -21,10 +24,10 @@ export function postCsv(svc: TestService, key: string, datasetId: string, csv: s
 export const codes = (reply: Reply): string[] => reply.json.errors.map((e: { row: number; field: string; code: string }) => `${e.row}:${e.field}:${e.code}`);
 
 /**
- * Runs the real build for a version now, in this process (for services without a worker; the
- * build sees this process's module state, e.g. lowered tally limits). Returns how it ended.
+ * Runs the real build for a version now, in this process (for services without a worker), with
+ * the build's options (e.g. lowered tally limits). Returns how it ended.
  */
-export async function buildNow(svc: TestService, versionId: string) {
+export async function buildNow(svc: TestService, versionId: string, options: BuildOptions = {}) {
   const { buildVersionNow } = await import('../../worker/jobs/versionBuild.ts');
-  return buildVersionNow(svc.db, svc.blobs, versionId, new AbortController().signal);
+  return buildVersionNow(svc.db, svc.blobs, versionId, new AbortController().signal, options);
 }

@@ -9,7 +9,7 @@ import { createPool, type Pool } from '../../shared/platform/db.ts';
 import { createLogger } from '../../shared/platform/log.ts';
 import { freePort } from '../../shared/platform/embeddedPostgres.ts';
 import { startApi, type RunningApi } from '../../api/server.ts';
-import { startWorker, type RunningWorker } from '../../worker/worker.ts';
+import { startWorker, type RunningWorker, type WorkerOptions } from '../../worker/worker.ts';
 import { createTestDatabase } from '../setup/database.ts';
 import { blobStoreEnv } from '../setup/objectStore.ts';
 import type { BlobStore } from '../../shared/blobs/blobStore.ts';
@@ -51,7 +51,7 @@ export type TestService = {
 };
 
 export async function startService(
-  options: { env?: Record<string, string>; worker?: boolean } = {},
+  options: { env?: Record<string, string>; worker?: boolean; onBuilt?: WorkerOptions['onBuilt'] } = {},
 ): Promise<TestService> {
   const database = await createTestDatabase();
   const port = String(await freePort());
@@ -66,7 +66,7 @@ export async function startService(
     },
   });
   const log = createLogger(config, 'test', sink);
-  const worker = options.worker === false ? undefined : await startWorker(config, database.url, log);
+  const worker = options.worker === false ? undefined : await startWorker(config, database.url, log, { onBuilt: options.onBuilt });
   const api = await startApi(config, database.url, log);
   const url = config.baseUrl;
   const db = createPool(database.url, 4, 'test-arrange');

@@ -5,6 +5,7 @@
 // whose attempts never returned (a worker or thread that died, no heartbeat) ends in the dead-letter
 // queue, whose consumer fails the version if it is still unfinished.
 import type { Job } from 'pg-boss';
+import { CONTRACT_FIELDS } from '../../shared/contract/fields.ts';
 import { withTransaction, type Pool } from '../../shared/platform/db.ts';
 import type { Logger } from '../../shared/platform/log.ts';
 import { BUILD_RETRY_LIMIT } from '../../shared/platform/queue.ts';
@@ -15,15 +16,7 @@ import { BuildOutOfMemory, type BuildThreads } from '../buildThreads.ts';
 export type BuildJob = { versionId: string };
 
 /** The file's columns by contract_rows column, for a data error PostgreSQL reports by column. */
-const FIELDS: Record<string, string> = {
-  contract_id: 'contractId',
-  customer: 'customer',
-  product: 'product',
-  start_date: 'startDate',
-  end_date: 'endDate',
-  amount: 'amount',
-  currency: 'currency',
-};
+const FIELDS: Record<string, string> = Object.fromEntries(CONTRACT_FIELDS.map((f) => [f.column, f.name]));
 
 /**
  * A failure retrying cannot change: its problem, or undefined for one worth retrying. SQLSTATE

@@ -13,7 +13,7 @@ import { COPY_COLUMNS } from '../../shared/ingest/rowValidator.ts';
 import { findDuplicates } from '../../shared/ingest/duplicates.ts';
 import { ErrorSpill } from '../../shared/ingest/errorSpill.ts';
 import { parseContracts } from '../../shared/ingest/parseContracts.ts';
-import { Tally } from '../../shared/ingest/tally.ts';
+import { Tally, type TallyLimits } from '../../shared/ingest/tally.ts';
 import { computeReads, storeReads } from '../../shared/domain/metricsAndCatalog.ts';
 import {
   activateVersion,
@@ -45,18 +45,24 @@ export type BuildSummary = {
   timings?: Record<string, number>;
 };
 
+/** How a build may be run otherwise than by default. */
+export type BuildOptions = {
+  /** What the tally may hold before the reads are computed in SQL (default: DEFAULT_TALLY_LIMITS). */
+  tallyLimits?: TallyLimits;
+};
+
 /** Builds the version unless it is already finished (a retry after a commit). */
-export async function buildVersionNow(pool: Pool, blobs: BlobStore, versionId: string, signal: AbortSignal): Promise<BuildSummary> {
+export async function buildVersionNow(pool: Pool, blobs: BlobStore, versionId: string, signal: AbortSignal, options: BuildOptions = {}): Promise<BuildSummary> {
   const version = await versionById(pool, versionId);
   if (!version || FINISHED.includes(version.status)) return { outcome: 'skipped', rowCount: 0, rows: 0, errors: 0 };
   try {
-    return await build(pool, blobs, version, signal);
+    return await build(pool, blobs, version, signal, options);
   } catch (error) {
     if (!(error instanceof WriterBehind)) throw error;
     // The file arrives slowly: this slot goes to other builds (a slow client costs its own
     // request only); the job sent when the file is whole builds it. If it became whole just now,
     // that job may never come: build it here.
-    if (await deferBuild(pool, versionId)) return buildVersionNow(pool, blobs, versionId, signal);
+    if (await deferBuild(pool, versionId)) return buildVersionNow(pool, blobs, versionId, signal, options);
     return { outcome: 'deferred', rowCount: 0, rows: 0, errors: 0 };
   }
 }
@@ -75,7 +81,7 @@ function phases() {
   };
 }
 
-async function build(pool: Pool, blobs: BlobStore, version: Buildable, signal: AbortSignal): Promise<BuildSummary> {
+async function build(pool: Pool, blobs: BlobStore, version: Buildable, signal: AbortSignal, options: BuildOptions): Promise<BuildSummary> {
   const versionId = version.id;
   await startBuild(pool, versionId);
   const spill = new ErrorSpill(pool, versionId);
@@ -85,7 +91,7 @@ async function build(pool: Pool, blobs: BlobStore, version: Buildable, signal: A
   let outcome: 'active' | 'failed' | 'superseded';
   let rowCount = 0;
   // Metrics and catalog, counted as the rows stream to COPY.
-  const tally = new Tally();
+  const tally = new Tally(options.tallyLimits);
 
   const client = await pool.connect();
   // When this attempt loses its job (a stopping worker hands it back), whatever statement the

@@ -1,6 +1,7 @@
 // Metrics and catalog of the active version: one query each on results computed at build time.
 // A missing dataset and one with no active version answer the same 404.
 import { z } from 'zod';
+import { FIELD_KIND_NAMES, GATING_FIELDS } from '../../../shared/contract/fields.ts';
 import { Problem } from '../../../shared/platform/problems.ts';
 import { readCatalog, readMetrics } from '../../../shared/domain/metricsAndCatalog.ts';
 import { defineOperation } from '../../defineOperation.ts';
@@ -21,7 +22,7 @@ export const MetricsSchema = z
     rows: z.object({
       total: z.number().int(),
       contributing: z.number().int(),
-      excluded: z.object({ startDate: z.number().int(), endDate: z.number().int(), amount: z.number().int(), currency: z.number().int() }),
+      excluded: z.object(Object.fromEntries(GATING_FIELDS.map((f) => [f.name, z.number().int()]))),
     }),
     currencies: z.array(z.object({ currency: z.string(), contracts: z.number().int(), customers: z.number().int(), totalValue: z.string() })),
     monthly: z.array(
@@ -47,7 +48,7 @@ export const CatalogSchema = z
     fields: z.array(
       z.object({
         name: z.string(),
-        type: z.enum(['string', 'date', 'decimal', 'currency']),
+        type: z.enum(FIELD_KIND_NAMES),
         gating: z.boolean(),
         present: z.number().int(),
         distinct: z.number().int(),

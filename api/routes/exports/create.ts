@@ -2,16 +2,17 @@ import { z } from 'zod';
 import { datasetNotFound, findDataset } from '../../../shared/domain/datasets.ts';
 import { withTransaction } from '../../../shared/platform/db.ts';
 import { createExport } from '../../../shared/domain/exports.ts';
+import { EXPORT_FORMAT_NAMES, EXPORT_FORMATS } from '../../../shared/domain/exportFormats.ts';
 import { Problem } from '../../../shared/platform/problems.ts';
 import { findVersion } from '../../../shared/domain/versions.ts';
 import { defineOperation } from '../../defineOperation.ts';
 import { tenantOf } from '../../principal.ts';
 import { DatasetIdParams } from '../datasets/schemas.ts';
-import { ExportSchema, renderExport } from './render.ts';
+import { ExportSchema, orList, renderExport } from './render.ts';
 
 export const CreateExportBody = z
   .strictObject({
-    format: z.enum(['csv', 'jsonl']),
+    format: z.enum(EXPORT_FORMAT_NAMES),
     versionId: z.string().min(1).max(100).optional().meta({ description: 'Default: the active version.' }),
   })
   .meta({ id: 'CreateExportRequest' });
@@ -24,9 +25,8 @@ export default defineOperation({
   tags: ['Exports'],
   summary: 'Request an export',
   description:
-    'Queues an export of a version\'s rows (the active one by default) as CSV (the contract\'s columns, in order: uploading it again ' +
-    'gives the same metrics and catalog) or JSONL. A worker builds it; GET the export until it is ready. 404 when there is no such ' +
-    'version or it failed.',
+    `Queues an export of a version's rows (the active one by default) as ${orList(EXPORT_FORMAT_NAMES.map((f) => EXPORT_FORMATS[f].described))}. ` +
+    'A worker builds it; GET the export until it is ready. 404 when there is no such version or it failed.',
   params: DatasetIdParams,
   body: CreateExportBody,
   responses: { 202: { description: 'The export, queued.', schema: ExportSchema, headers: { Location: 'URL of the export.' } } },

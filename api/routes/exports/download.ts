@@ -2,6 +2,7 @@
 // signature is the permission; it expires one hour after the export was read.
 import { z } from 'zod';
 import { exportById, exportPath } from '../../../shared/domain/exports.ts';
+import { mediaType } from '../../../shared/domain/exportFormats.ts';
 import { Problem } from '../../../shared/platform/problems.ts';
 import { signatureValid, signingSecret } from '../../../shared/platform/signedUrls.ts';
 import { defineOperation } from '../../defineOperation.ts';
@@ -18,7 +19,7 @@ export default defineOperation({
   description: 'No credential: the signature is the permission. 403 for a bad or expired signature.',
   params: z.object({ exportId: z.string().min(1).max(100) }),
   query: SignedUrlQuery,
-  responses: { 200: { description: 'The file.', contentType: 'text/csv', schema: z.string() } },
+  responses: { 200: { description: 'The file.', contentType: mediaType('csv') /* one media type per answer in the reference */, schema: z.string() } },
   problems: ['forbidden', 'conflict'],
   async handle({ res, deps, params, query }) {
     const secret = await signingSecret(deps.pool);

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { findExport } from '../../../shared/domain/exports.ts';
+import { EXPORT_FORMAT_NAMES, mediaType } from '../../../shared/domain/exportFormats.ts';
 import { Problem } from '../../../shared/platform/problems.ts';
 import { defineOperation } from '../../defineOperation.ts';
 import { tenantOf } from '../../principal.ts';
-import { ExportSchema, renderExport, sendExportFile } from './render.ts';
+import { ExportSchema, orList, renderExport, sendExportFile } from './render.ts';
 
 const ExportParams = z.object({ id: z.string().min(1).max(100), exportId: z.string().min(1).max(100) });
 const exportNotFound = (id: string) => new Problem('not-found', `No export with id ${JSON.stringify(id)} exists.`);
@@ -33,10 +34,10 @@ export const getExportContent = defineOperation({
   surface: 'v1',
   tags: ['Exports'],
   summary: 'Download an export with the credential',
-  description: 'The file, streamed: text/csv or application/jsonl, as an attachment. 409 while the export is not ready.',
+  description: `The file, streamed: ${orList(EXPORT_FORMAT_NAMES.map(mediaType))}, as an attachment. 409 while the export is not ready.`,
   params: ExportParams,
   responses: {
-    200: { description: 'The file.', contentType: 'text/csv', schema: z.string() },
+    200: { description: 'The file.', contentType: mediaType('csv') /* one media type per answer in the reference */, schema: z.string() },
   },
   problems: ['not-found', 'conflict'],
   async handle({ res, deps, params }) {

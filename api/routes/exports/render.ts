@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { BlobStore } from '../../../shared/blobs/blobStore.ts';
 import type { Queryable } from '../../../shared/platform/db.ts';
 import { exportPath, type ExportRecord } from '../../../shared/domain/exports.ts';
+import { EXPORT_FORMAT_NAMES, exportFormat } from '../../../shared/domain/exportFormats.ts';
 import { Problem } from '../../../shared/platform/problems.ts';
 import { SIGNED_URL_TTL_SECONDS, signingSecret, signPath } from '../../../shared/platform/signedUrls.ts';
 import { pipeline } from 'node:stream/promises';
@@ -14,7 +15,7 @@ export const ExportSchema = z
     object: z.literal('export'),
     datasetId: z.string(),
     versionId: z.string(),
-    format: z.enum(['csv', 'jsonl']),
+    format: z.enum(EXPORT_FORMAT_NAMES),
     status: z.enum(['queued', 'building', 'ready', 'failed']),
     rowCount: z.number().int().nullable(),
     bytes: z.number().int().nullable(),
@@ -26,15 +27,17 @@ export const ExportSchema = z
   })
   .meta({ id: 'Export' });
 
-const CONTENT_TYPES = { csv: 'text/csv; charset=utf-8', jsonl: 'application/jsonl; charset=utf-8' } as const;
-const fileName = (exp: ExportRecord) => `${exp.id}.${exp.format}`;
+const fileName = (exp: ExportRecord) => `${exp.id}.${exportFormat(exp.format).extension}`;
+
+/** `a`, `a or b`, `a, b or c`: for the reference's prose about the formats. */
+export const orList = (items: string[]) => (items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} or ${items.at(-1)}`);
 
 /** The export as the API shows it; when ready, a fresh downloadUrl (the object store's own, if there is one). */
 export async function renderExport(deps: { pool: Queryable; blobs: BlobStore; config: { baseUrl: string } }, exp: ExportRecord) {
   let downloadUrl: string | null = null;
   if (exp.status === 'ready' && exp.blobId) {
     downloadUrl = deps.blobs.presignDownload
-      ? await deps.blobs.presignDownload(exp.blobId, { filename: fileName(exp), contentType: CONTENT_TYPES[exp.format] }, SIGNED_URL_TTL_SECONDS)
+      ? await deps.blobs.presignDownload(exp.blobId, { filename: fileName(exp), contentType: exportFormat(exp.format).contentType }, SIGNED_URL_TTL_SECONDS)
       : deps.config.baseUrl + signPath(await signingSecret(deps.pool), exportPath(exp.id), Math.floor(Date.now() / 1000) + SIGNED_URL_TTL_SECONDS);
   }
   return {
@@ -61,7 +64,7 @@ export async function sendExportFile(blobs: BlobStore, res: Response, exp: Expor
   }
   res
     .status(200)
-    .set('Content-Type', CONTENT_TYPES[exp.format])
+    .set('Content-Type', exportFormat(exp.format).contentType)
     .set('Content-Length', String(exp.bytes))
     .set('Content-Disposition', `attachment; filename="${fileName(exp)}"`)
     .set('Cache-Control', 'private, no-store');

@@ -1,6 +1,7 @@
 // The version object and its 422 problem document, as the API shows them.
 import type { Response } from 'express';
 import { z } from 'zod';
+import { ROW_ERROR_CODES } from '../../../shared/contract/fields.ts';
 import type { Pool } from '../../../shared/platform/db.ts';
 import { Problem, problemTypes, type ProblemType } from '../../../shared/platform/problems.ts';
 import { writeVersionErrorsJson } from '../../../shared/domain/versionErrors.ts';
@@ -11,7 +12,7 @@ import { StreamedJson } from '../../streamedJson.ts';
 export const RowErrorSchema = z.object({
   row: z.number().int().meta({ description: 'Row number as a spreadsheet shows it; the header is row 1.' }),
   field: z.string().meta({ description: 'The column, or * for the whole row.' }),
-  code: z.string().meta({ description: 'Stable code: required, not_a_date, not_a_number, negative, not_a_currency, too_long, duplicate, end_before_start, missing_column, malformed_row, empty_file, not_utf8, row_too_long (a record over 1 MiB; reading goes on with the next), invalid_character (a NUL in a cell).' }),
+  code: z.string().meta({ description: `Stable code: ${ROW_ERROR_CODES.map((c) => ('note' in c ? `${c.code} (${c.note})` : c.code)).join(', ')}.` }),
   message: z.string(),
 });
 

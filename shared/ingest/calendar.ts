@@ -1,0 +1,49 @@
+// Dates as integers, both ways, on the proleptic Gregorian calendar of PostgreSQL's date type:
+// day numbers (days since 1970-01-01: what binary COPY writes and the tally counts) and month
+// numbers (year × 12 + month − 1: the tally's months). Used by the row validator to read dates
+// and by the tally to write its figures; no Date objects, no time zones.
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+const pad = (n: number, width: number) => String(n).padStart(width, '0');
+
+/** Whether year, month (1–12) and day make a real calendar date PostgreSQL can store. */
+export function isCalendarDate(year: number, month: number, day: number): boolean {
+  // Year 0000 is ISO 8601's 1 BC, which PostgreSQL's date type does not take.
+  if (year < 1 || month < 1 || month > 12 || day < 1) return false;
+  const leap = month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  return day <= DAYS_IN_MONTH[month - 1]! + (leap ? 1 : 0);
+}
+
+/** Day number (days since 1970-01-01) of a calendar date. */
+export function dayNumber(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yoe = y - era * 400;
+  const doy = Math.floor((153 * (month + (month > 2 ? -3 : 9)) + 2) / 5) + day - 1;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+  return era * 146_097 + doe - 719_468;
+}
+
+/** Month number (year × 12 + month − 1) of a month 1–12. */
+export const monthNumber = (year: number, month: number) => year * 12 + month - 1;
+
+/** YYYY-MM-DD of a day number (days since 1970-01-01). */
+export function formatDay(day: number): string {
+  // Civil from days (H. Hinnant).
+  const z = day + 719_468;
+  const era = Math.floor(z / 146_097);
+  const doe = z - era * 146_097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const m = mp < 10 ? mp + 3 : mp - 9;
+  const y = yoe + era * 400 + (m <= 2 ? 1 : 0);
+  return `${pad(y, 4)}-${pad(m, 2)}-${pad(d, 2)}`;
+}
+
+/** YYYY-MM-01, the first day of a month number. */
+export function formatMonthStart(month: number): string {
+  return `${pad(Math.floor(month / 12), 4)}-${pad((month % 12) + 1, 2)}-01`;
+}
