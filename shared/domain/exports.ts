@@ -1,6 +1,8 @@
 // Exports: a version's rows in one of the formats of shared/domain/exportFormats.ts, written by
 // a worker with COPY … TO STDOUT straight into the blob store, downloaded as a stream.
+import type { Readable } from 'node:stream';
 import type { PgBoss } from 'pg-boss';
+import { to as copyTo } from 'pg-copy-streams';
 import type { Client, Queryable } from '../platform/db.ts';
 import type { Tenant } from './datasets.ts';
 import { type ExportFormat, exportFormat } from './exportFormats.ts';
@@ -99,6 +101,11 @@ export async function exportById(
  */
 export function exportCopySql(versionId: string, format: ExportFormat): string {
   return exportFormat(format).copySql(`FROM contract_rows WHERE version_id = '${checkedId('ver', versionId)}' ORDER BY row_number`);
+}
+
+/** The version's rows in the format, streamed out of PostgreSQL on `client` (COPY … TO STDOUT). */
+export function exportRowsOut(client: Client, versionId: string, format: ExportFormat): Readable {
+  return client.query(copyTo(exportCopySql(versionId, format)));
 }
 
 export async function markExportBuilding(db: Queryable, exportId: string): Promise<void> {

@@ -1,10 +1,9 @@
 // Builds an export: the version's rows, COPYed out of PostgreSQL and streamed into the blob
 // store chunk by chunk, never whole in memory.
 import type { Job } from 'pg-boss';
-import { to as copyTo } from 'pg-copy-streams';
 import type { BlobStore } from '../../shared/blobs/blobStore.ts';
 import type { Pool } from '../../shared/platform/db.ts';
-import { exportById, exportCopySql, markExportBuilding, markExportFailed, markExportReady } from '../../shared/domain/exports.ts';
+import { exportById, exportRowsOut, markExportBuilding, markExportFailed, markExportReady } from '../../shared/domain/exports.ts';
 import type { Logger } from '../../shared/platform/log.ts';
 import { BUILD_RETRY_LIMIT } from '../../shared/platform/queue.ts';
 import type { UsageMeter } from '../../shared/tenancy/usage.ts';
@@ -21,7 +20,7 @@ export function buildExport(pool: Pool, blobs: BlobStore, meter: UsageMeter, log
       const client = await pool.connect();
       let blob;
       try {
-        blob = await blobs.write(client.query(copyTo(exportCopySql(exp.versionId, exp.format))), Number.MAX_SAFE_INTEGER);
+        blob = await blobs.write(exportRowsOut(client, exp.versionId, exp.format), Number.MAX_SAFE_INTEGER);
       } finally {
         client.release();
       }

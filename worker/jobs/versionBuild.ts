@@ -5,11 +5,10 @@
 // already active (then it ends `superseded`). A crash mid-build loses only the uncommitted
 // transaction. It runs on a build thread (worker/buildThread.ts), with the thread's own pool and
 // blob store; the job around it (worker/jobs/buildVersion.ts) stays in the worker's main thread.
-import { from as copyFrom } from 'pg-copy-streams';
 import type { BlobStore } from '../../shared/blobs/blobStore.ts';
 import { WriterBehind } from '../../shared/blobs/blobRecords.ts';
 import { cancelRunningStatement, type Pool } from '../../shared/platform/db.ts';
-import { COPY_COLUMNS } from '../../shared/ingest/rowValidator.ts';
+import { copyRowsIn } from '../../shared/domain/contractRows.ts';
 import { findDuplicates } from '../../shared/ingest/duplicates.ts';
 import { ErrorSpill } from '../../shared/ingest/errorSpill.ts';
 import { parseContracts } from '../../shared/ingest/parseContracts.ts';
@@ -111,7 +110,7 @@ async function build(pool: Pool, blobs: BlobStore, version: Buildable, signal: A
       signal,
       source: blobs.read(version.blobId!),
       versionId,
-      sink: client.query(copyFrom(`COPY contract_rows (${COPY_COLUMNS}) FROM STDIN (FORMAT binary)`)),
+      sink: copyRowsIn(client),
       report: (error) => spill.add(error),
       reportsBehind: () => spill.behind(),
       tally,
