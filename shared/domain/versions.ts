@@ -2,6 +2,7 @@
 import type { PgBoss } from 'pg-boss';
 import type { Client, Queryable } from '../platform/db.ts';
 import { setActiveVersion, type Tenant } from './datasets.ts';
+import { clearRowErrors } from './versionErrors.ts';
 import { newId } from '../platform/ids.ts';
 import { Problem } from '../platform/problems.ts';
 import { inTransaction, queues } from '../platform/queue.ts';
@@ -167,7 +168,7 @@ export async function startBuild(db: Queryable, versionId: string): Promise<void
      WHERE id = $1 AND status IN ('queued', 'building')`,
     [versionId],
   );
-  await db.query('DELETE FROM version_errors WHERE version_id = $1', [versionId]);
+  await clearRowErrors(db, versionId);
 }
 
 /**
@@ -228,14 +229,6 @@ export async function finishVersion(db: Queryable, versionId: string, status: 'f
      SELECT pg_notify($4, id) FROM done`,
     [versionId, status, problem && JSON.stringify(problem), VERSION_FINISHED_CHANNEL],
   );
-}
-
-/** How many rows of the file had at least one problem. */
-export async function rejectedRowCount(db: Queryable, versionId: string): Promise<number> {
-  const { rows } = await db.query<{ rejected: number }>('SELECT count(DISTINCT row_number) AS rejected FROM version_errors WHERE version_id = $1', [
-    versionId,
-  ]);
-  return rows[0]!.rejected;
 }
 
 /** Fails the unfinished versions built from these files, whose upload never completed. */

@@ -9,8 +9,8 @@ import type { BlobStore } from '../../shared/blobs/blobStore.ts';
 import { WriterBehind } from '../../shared/blobs/blobRecords.ts';
 import { cancelRunningStatement, type Pool } from '../../shared/platform/db.ts';
 import { copyRowsIn } from '../../shared/domain/contractRows.ts';
+import { ErrorSpill, rejectedRowCount } from '../../shared/domain/versionErrors.ts';
 import { findDuplicates } from '../../shared/ingest/duplicates.ts';
-import { ErrorSpill } from '../../shared/ingest/errorSpill.ts';
 import { parseContracts } from '../../shared/ingest/parseContracts.ts';
 import { Tally, type TallyLimits } from '../../shared/ingest/tally.ts';
 import { computeReads, storeReads } from '../../shared/domain/metricsAndCatalog.ts';
@@ -21,7 +21,6 @@ import {
   FINISHED,
   finishVersion,
   recordProgress,
-  rejectedRowCount,
   startBuild,
   versionById,
 } from '../../shared/domain/versions.ts';
