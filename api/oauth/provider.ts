@@ -1,6 +1,7 @@
 // The OAuth 2.0 authorization server: oidc-provider (pinned exactly; see the token prefix hook
-// below) configured so that only what the spec offers exists: authorization code with PKCE S256,
-// refresh tokens rotated on every use, public clients, dynamic registration and revocation.
+// below) configured so that only what ../shared/spec/service-spec.md §4-5 offers exists:
+// authorization code with PKCE S256, refresh tokens rotated on every use, public clients, dynamic
+// registration and revocation.
 // Tokens are opaque, for one resource (the API, $BASE_URL/v1), and bound to the API account the
 // person chose on the consent page (oauth_grant_accounts, read on every request).
 import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
