@@ -1,15 +1,13 @@
 import { expect } from 'chai';
 import { revokeKey } from '../shared/tenancy/apiKeys.ts';
-import { startService, type TestService } from './support/service.ts';
+import { useService } from './support/service.ts';
 
-describe('authentication filter (spec §5)', () => {
-  let svc: TestService;
+describe('authentication filter (../shared/spec/service-spec.md §5)', () => {
   let key: string;
+  const svc = useService();
   before(async () => {
-    svc = await startService();
     ({ key } = await svc.tenant());
   });
-  after(() => svc.stop());
 
   const expectUnauthorized = (reply: { status: number; json: any; headers: Headers }) => {
     expect(reply.status).to.equal(401);

@@ -7,7 +7,7 @@ import { deterministicProblem } from '../worker/jobs/buildVersion.ts';
 import { startWorker } from '../worker/worker.ts';
 import { eventually } from './support/eventually.ts';
 import { buildNow, HEADER, newDataset, postCsv } from './support/ingest.ts';
-import { startService, type TestService } from './support/service.ts';
+import { type TestService, useService } from './support/service.ts';
 
 const SMALL = `${HEADER}\nc1,Acme,Widget,2024-01-01,2024-12-31,1200.00,EUR\n`;
 
@@ -29,11 +29,9 @@ describe('a build that cannot finish', function () {
   this.timeout(120_000);
 
   describe('when its build thread runs out of memory', () => {
-    let svc: TestService;
     // A heap a thread starts in, but too small for a build that tallies 60,000 long customer names.
     // On the PostgreSQL store whatever the run's: a 16 MiB thread cannot even load the S3 client.
-    before(async () => (svc = await startService({ env: { BUILD_HEAP_MB: '16', BLOB_STORE: 'postgres' } })));
-    after(() => svc.stop());
+    const svc = useService({ env: { BUILD_HEAP_MB: '16', BLOB_STORE: 'postgres' } });
 
     it('then the version fails at once with 413 and its problem, the worker stays up and another account is built right after', async () => {
       const big = await svc.tenant();
@@ -66,9 +64,7 @@ describe('a build that cannot finish', function () {
   });
 
   describe('when PostgreSQL refuses a value of the file as data', () => {
-    let svc: TestService;
-    before(async () => (svc = await startService()));
-    after(() => svc.stop());
+    const svc = useService();
 
     it('then a cell with a NUL byte fails the version at once with 422, without a retry', async () => {
       const { key } = await svc.tenant();
@@ -96,9 +92,7 @@ describe('a build that cannot finish', function () {
   });
 
   describe('when a job is dead-lettered after its attempts', () => {
-    let svc: TestService;
-    before(async () => (svc = await startService({ worker: false })));
-    after(() => svc.stop());
+    const svc = useService({ worker: false });
 
     it('then the version and the export it was building end failed with a problem, never building or queued', async () => {
       const { key } = await svc.tenant();

@@ -3,13 +3,11 @@ import { contractsCsv } from './support/contracts.ts';
 import { eventually } from './support/eventually.ts';
 import { newDataset, postCsv } from './support/ingest.ts';
 import { startScript } from './support/processes.ts';
-import { startService, type TestService } from './support/service.ts';
+import { useService } from './support/service.ts';
 
 describe('a worker killed mid-build', function () {
   this.timeout(120_000);
-  let svc: TestService;
-  before(async () => (svc = await startService({ worker: false })));
-  after(() => svc.stop());
+  const svc = useService({ worker: false });
 
   it('when the worker gets SIGKILL while building, then another worker retries the job and no read ever shows partial data', async () => {
     const { key } = await svc.tenant();

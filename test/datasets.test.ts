@@ -1,15 +1,13 @@
 import { expect } from 'chai';
-import { startService, type TestService } from './support/service.ts';
+import { useService } from './support/service.ts';
 
 describe('datasets', () => {
-  let svc: TestService;
   let key: string;
   let accountId: string;
+  const svc = useService();
   before(async () => {
-    svc = await startService();
     ({ key, accountId } = await svc.tenant());
   });
-  after(() => svc.stop());
 
   it('when a dataset is created, then 201 returns it with Location, and GET reads it back', async () => {
     const created = await svc.request('/v1/datasets', { key, json: { externalRef: 'crm-2026', name: 'CRM export' } });

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { buildNow, HEADER, newDataset, postCsv } from './support/ingest.ts';
 import { testBlobStore } from './setup/objectStore.ts';
 import { eventually } from './support/eventually.ts';
-import { startService, type TestService } from './support/service.ts';
+import { type TestService, useService } from './support/service.ts';
 
 const FILE = [
   HEADER,
@@ -26,13 +26,11 @@ const withoutIds = (doc: Record<string, unknown>) => {
 };
 
 describe('exports', () => {
-  let svc: TestService;
   let key: string;
+  const svc = useService();
   before(async () => {
-    svc = await startService();
     ({ key } = await svc.tenant());
   });
-  after(() => svc.stop());
 
   const requestExport = (ds: string, body: object, idempotencyKey?: string) =>
     svc.request(`/v1/datasets/${ds}/exports`, { key, json: body, ...(idempotencyKey && { idempotencyKey }) });
@@ -187,9 +185,7 @@ describe('exports', () => {
 });
 
 describe('exports before they are built', () => {
-  let svc: TestService;
-  before(async () => (svc = await startService({ worker: false })));
-  after(() => svc.stop());
+  const svc = useService({ worker: false });
 
   it('when the content of an export that is not ready is asked for, then 409 conflict', async () => {
     const { key } = await svc.tenant();

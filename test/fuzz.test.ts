@@ -7,7 +7,7 @@ import { request as httpRequest } from 'node:http';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { operations } from '../api/routes/index.ts';
-import { startService, type TestService } from './support/service.ts';
+import { useService } from './support/service.ts';
 
 const SECONDS_PER_PROPERTY = Number(process.env['FUZZ_SECONDS'] ?? 3);
 
@@ -76,7 +76,6 @@ const contentType = fc.constantFrom(
 
 describe('fuzzing the running service (property-based, bounded in time)', function () {
   this.timeout(60_000);
-  let svc: TestService;
   let base: URL;
   let key: string;
   let ids: string[];
@@ -86,15 +85,14 @@ describe('fuzzing the running service (property-based, bounded in time)', functi
     ...['/docs', '/openapi.json', '/problems/', '/problems/:type', '/oauth/interaction/:uid'].map((path) => ({ method: 'GET', path })),
     ...['login', 'signup', 'consent', 'invitation', 'switch'].map((step) => ({ method: 'POST', path: `/oauth/interaction/:uid/${step}` })),
   ];
+  const svc = useService({ worker: false });
   before(async () => {
-    svc = await startService({ worker: false });
     base = new URL(svc.url);
     ({ key } = await svc.tenant());
     const ds = (await svc.request('/v1/datasets', { key, json: { externalRef: 'fuzz' } })).json.id as string;
     const upload = (await svc.request(`/v1/datasets/${ds}/uploads`, { key, json: {} })).json.id as string;
     ids = [ds, upload, 'ver_0000000000000000000', 'exp_0000000000000000000', 'ds_does_not_exist'];
   });
-  after(() => svc.stop());
 
   /** Never a 5xx; every refusal is a problem document, or under /oauth one of its own formats. */
   function expectUnderstood(sent: Sent, answer: Answer): void {

@@ -4,17 +4,15 @@ import { expect } from 'chai';
 import pg from 'pg';
 import { eventually } from './support/eventually.ts';
 import { HEADER, newDataset, postCsv } from './support/ingest.ts';
-import { startService, type TestService } from './support/service.ts';
+import { useService } from './support/service.ts';
 
 describe('HEAD on streamed answers', function () {
   this.timeout(30_000);
-  let svc: TestService;
   let key: string;
+  const svc = useService();
   before(async () => {
-    svc = await startService();
     ({ key } = await svc.tenant());
   });
-  after(() => svc.stop());
 
   it('when an export\'s content is asked with HEAD, then its headers and length come back and its file is not read', async () => {
     const ds = await newDataset(svc, key);

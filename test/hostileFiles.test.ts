@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import type { RowError } from '../shared/contract/fields.ts';
 import { parseContracts } from '../shared/ingest/parseContracts.ts';
 import { codes, HEADER, newDataset, postCsv } from './support/ingest.ts';
-import { startService, type TestService } from './support/service.ts';
+import { useService } from './support/service.ts';
 
 const MiB = 1024 * 1024;
 
@@ -169,13 +169,11 @@ describe('hostile files: time and memory', () => {
 });
 
 describe('hostile files through the service', () => {
-  let svc: TestService;
   let key: string;
+  const svc = useService();
   before(async () => {
-    svc = await startService();
     ({ key } = await svc.tenant());
   });
-  after(() => svc.stop());
 
   it('when an 8 MB file is one quoted cell, then 422 with row_too_long for that row and the other rows still validated', async function () {
     this.timeout(60_000);

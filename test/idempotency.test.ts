@@ -1,18 +1,16 @@
 import { expect } from 'chai';
 import { queues } from '../shared/platform/queue.ts';
-import { startService, type TestService } from './support/service.ts';
+import { useService } from './support/service.ts';
 import { slowPost } from './support/slowRequest.ts';
 import { eventually } from './support/eventually.ts';
 
-describe('idempotency filter (spec §7 Idempotency)', () => {
-  let svc: TestService;
+describe('idempotency filter (../shared/spec/service-spec.md §7)', () => {
   let key: string;
   let accountId: string;
+  const svc = useService();
   before(async () => {
-    svc = await startService();
     ({ key, accountId } = await svc.tenant());
   });
-  after(() => svc.stop());
 
   const count = async (table: string) => Number((await svc.db.query(`SELECT count(*) FROM ${table}`)).rows[0].count);
   const create = (externalRef: string, idempotencyKey: string | null, k = key) =>

@@ -2,16 +2,14 @@ import { expect } from 'chai';
 import { buildNow, codes, HEADER, newDataset, postCsv } from './support/ingest.ts';
 import { eventually } from './support/eventually.ts';
 import { CHUNK_BYTES } from '../shared/blobs/postgresBlobStore.ts';
-import { startService, type TestService } from './support/service.ts';
+import { useService } from './support/service.ts';
 
 describe('ingest: versions from CSV files', () => {
-  let svc: TestService;
   let key: string;
+  const svc = useService();
   before(async () => {
-    svc = await startService();
     ({ key } = await svc.tenant());
   });
-  after(() => svc.stop());
 
   const rejected = async (csv: string | Buffer) => {
     const reply = await postCsv(svc, key, await newDataset(svc, key), csv);
@@ -203,13 +201,11 @@ describe('ingest: versions from CSV files', () => {
 
 describe('ingest: activation order', () => {
   // No worker here: the test runs the real build handler itself, in the order it chooses.
-  let svc: TestService;
   let key: string;
+  const svc = useService({ worker: false });
   before(async () => {
-    svc = await startService({ worker: false });
     ({ key } = await svc.tenant());
   });
-  after(() => svc.stop());
 
   it('when an older version finishes after a newer one became active, then it ends superseded and the dataset keeps the newer', async () => {
     const run = (versionId: string) => buildNow(svc, versionId);

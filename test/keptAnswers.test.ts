@@ -1,18 +1,16 @@
 // No live capability in a kept idempotent answer: an upload's signed URL is not stored, it is
 // signed again when the answer is replayed, the same bytes.
 import { expect } from 'chai';
-import { startService, type TestService } from './support/service.ts';
+import { useService } from './support/service.ts';
 
 describe('kept answers hold no live capability', () => {
-  let svc: TestService;
   let key: string;
   let ds: string;
+  const svc = useService({ worker: false });
   before(async () => {
-    svc = await startService({ worker: false });
     ({ key } = await svc.tenant());
     ds = (await svc.request('/v1/datasets', { key, json: { externalRef: 'kept' } })).json.id;
   });
-  after(() => svc.stop());
 
   const kept = async (idempotencyKey: string) => {
     const { rows } = await svc.db.query('SELECT response_body, response_streamed FROM idempotency_keys WHERE key = $1', [idempotencyKey]);

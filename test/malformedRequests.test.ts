@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { expect } from 'chai';
-import { startService, type Reply, type TestService } from './support/service.ts';
+import { type Reply, useService } from './support/service.ts';
 
 const CSP = /default-src 'none'.*frame-ancestors 'none'/;
 
@@ -17,15 +17,13 @@ function expectPageHeaders(headers: Headers, what: string) {
 
 describe('requests that cannot be understood, and the pages\' headers', function () {
   this.timeout(30_000);
-  let svc: TestService;
   let key: string;
   let datasetId: string;
+  const svc = useService({ worker: false });
   before(async () => {
-    svc = await startService({ worker: false });
     ({ key } = await svc.tenant());
     datasetId = (await svc.request('/v1/datasets', { key, json: { externalRef: 'malformed' } })).json.id;
   });
-  after(() => svc.stop());
 
   const expectBadRequest = (reply: Reply, what: string, code?: string) => {
     expect(reply.status, `${what}: ${reply.text}`).to.equal(400);

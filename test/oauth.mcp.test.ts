@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { auth, extractWWWAuthenticateParams, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { callbackParams, PageBrowser } from './support/oauth.ts';
-import { startService, type TestService } from './support/service.ts';
+import { useService } from './support/service.ts';
 
 const REDIRECT_URI = 'http://127.0.0.1:9/mcp-callback';
 
@@ -53,11 +53,7 @@ class MemoryClientProvider implements OAuthClientProvider {
 
 describe('OAuth with the MCP TypeScript SDK client', function () {
   this.timeout(30_000);
-  let svc: TestService;
-  before(async () => {
-    svc = await startService({ worker: false });
-  });
-  after(() => svc.stop());
+  const svc = useService({ worker: false });
 
   it('when an MCP client meets a 401, then it discovers, registers, gets the person\'s consent, calls /v1, refreshes, and a disconnect is effective at once', async () => {
     const serverUrl = `${svc.url}/v1`;

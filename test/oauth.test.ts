@@ -9,23 +9,21 @@ import { queues } from '../shared/platform/queue.ts';
 import { eventually } from './support/eventually.ts';
 import { runScript } from './support/processes.ts';
 import { accountsOffered, callbackParams, PageBrowser, type Person } from './support/oauth.ts';
-import { startService, type TestService } from './support/service.ts';
+import { startService, type TestService, useService } from './support/service.ts';
 
 const insecure = { [oauth.allowInsecureRequests]: true } as const;
 const REDIRECT_URI = 'http://127.0.0.1:9/callback';
 
 describe('OAuth authorization server', function () {
   this.timeout(30_000);
-  let svc: TestService;
   let as: oauth.AuthorizationServer;
   let client: oauth.Client;
+  const svc = useService();
   before(async () => {
-    svc = await startService();
     const issuer = new URL(svc.url);
     as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }));
     client = await register();
   });
-  after(() => svc.stop());
 
   async function register(metadata: Partial<oauth.Client> = {}): Promise<oauth.Client> {
     const res = await oauth.dynamicClientRegistrationRequest(

@@ -4,16 +4,14 @@ import { listMigrations } from '../shared/platform/migrate.ts';
 import { createTestDatabase } from './setup/database.ts';
 import { runScript } from './support/processes.ts';
 import { eventually } from './support/eventually.ts';
-import { startService, type TestService } from './support/service.ts';
+import { useService } from './support/service.ts';
 
 describe('operator command line', () => {
-  let svc: TestService;
   let env: Record<string, string>;
+  const svc = useService({ worker: false });
   before(async () => {
-    svc = await startService({ worker: false });
     env = { DATABASE_URL: svc.databaseUrl };
   });
-  after(() => svc.stop());
 
   const operator = (...args: string[]) => runScript('bin/operator.ts', args, env);
   const ok = async (...args: string[]) => {
@@ -139,9 +137,7 @@ describe('operator command line', () => {
 });
 
 describe('operator: failed and dead-lettered jobs', () => {
-  let svc: TestService;
-  before(async () => (svc = await startService()));
-  after(() => svc.stop());
+  const svc = useService();
 
   const operator = (...args: string[]) => runScript('bin/operator.ts', args, { DATABASE_URL: svc.databaseUrl });
 

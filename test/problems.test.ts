@@ -1,16 +1,14 @@
 import { expect } from 'chai';
 import { problemTypes } from '../shared/platform/problems.ts';
-import { startService, type TestService } from './support/service.ts';
+import { useService } from './support/service.ts';
 import { eventually } from './support/eventually.ts';
 
 describe('problem documents, routing, browser origins and the API reference', () => {
-  let svc: TestService;
   let key: string;
+  const svc = useService({ worker: false });
   before(async () => {
-    svc = await startService({ worker: false });
     ({ key } = await svc.tenant());
   });
-  after(() => svc.stop());
 
   it('when a /v1 path does not exist, then 404 not-found as a problem document', async () => {
     const reply = await svc.request('/v1/nothing-here', { key });
@@ -101,9 +99,7 @@ describe('problem documents, routing, browser origins and the API reference', ()
 });
 
 describe('metering', () => {
-  let svc: TestService;
-  before(async () => (svc = await startService({ worker: false })));
-  after(() => svc.stop());
+  const svc = useService({ worker: false });
 
   it('when live-mode requests are made, then they are counted per account in batches; test mode is not metered', async () => {
     const accountId = await svc.account();

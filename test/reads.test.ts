@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { buildNow, HEADER, newDataset, postCsv } from './support/ingest.ts';
-import { startService, type TestService } from './support/service.ts';
+import { startService, useService } from './support/service.ts';
 import type { Queryable } from '../shared/platform/db.ts';
 import { computeReads } from '../shared/domain/metricsAndCatalog.ts';
 import { DEFAULT_TALLY_LIMITS } from '../shared/ingest/tally.ts';
@@ -41,15 +41,13 @@ async function storedReads(db: Queryable, versionId: string) {
 }
 
 describe('metrics and catalog', () => {
-  let svc: TestService;
   let key: string;
   /** How each version the worker built ended, by version id. */
   const built = new Map<string, BuildSummary>();
+  const svc = useService({ onBuilt: (versionId, summary) => built.set(versionId, summary) });
   before(async () => {
-    svc = await startService({ onBuilt: (versionId, summary) => built.set(versionId, summary) });
     ({ key } = await svc.tenant());
   });
-  after(() => svc.stop());
 
   it('when the dataset is missing or has no active version, then metrics and catalog answer the same 404', async () => {
     const ds = await newDataset(svc, key);

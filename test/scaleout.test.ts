@@ -4,17 +4,16 @@ import { contractsCsv } from './support/contracts.ts';
 import { eventually } from './support/eventually.ts';
 import { HEADER, newDataset, postCsv } from './support/ingest.ts';
 import { startScript } from './support/processes.ts';
-import { startService, type TestService } from './support/service.ts';
+import { useService } from './support/service.ts';
 
 type Worker = { child: ChildProcess; output: () => string; exited: Promise<number | null> };
 
 describe('workers that scale out', function () {
   this.timeout(120_000);
-  let svc: TestService;
   let key: string;
   let workers: Worker[] = [];
+  const svc = useService({ worker: false });
   before(async () => {
-    svc = await startService({ worker: false });
     ({ key } = await svc.tenant());
   });
   afterEach(async () => {
@@ -22,7 +21,6 @@ describe('workers that scale out', function () {
     await Promise.all(workers.map((w) => w.exited));
     workers = [];
   });
-  after(() => svc.stop());
 
   const startWorkers = async (n: number, env: Record<string, string> = {}) => {
     const started = await Promise.all(

@@ -2,18 +2,16 @@ import { expect } from 'chai';
 import { HEADER, newDataset } from './support/ingest.ts';
 import { testBlobStore } from './setup/objectStore.ts';
 import { eventually } from './support/eventually.ts';
-import { startService, type TestService } from './support/service.ts';
+import { useService } from './support/service.ts';
 
 const GOOD = `${HEADER}\nc1,Acme,Pro,2026-01-01,2026-12-31,1200.00,EUR\n`;
 
 describe('uploads: multipart bodies and upload URLs', () => {
-  let svc: TestService;
   let key: string;
+  const svc = useService({ env: { MAX_UPLOAD_BYTES: '4096' } });
   before(async () => {
-    svc = await startService({ env: { MAX_UPLOAD_BYTES: '4096' } });
     ({ key } = await svc.tenant());
   });
-  after(() => svc.stop());
 
   const requestUpload = async (ds: string) => {
     const reply = await svc.request(`/v1/datasets/${ds}/uploads`, { key, json: { filename: 'contracts.csv', contentType: 'text/csv' } });

@@ -7,7 +7,7 @@ import { CONTRACT_HEADER, contractBlocks, contractsCsv } from './support/contrac
 import { eventually } from './support/eventually.ts';
 import { newDataset, postCsv } from './support/ingest.ts';
 import { startScript } from './support/processes.ts';
-import { startService, type TestService } from './support/service.ts';
+import { type TestService, useService } from './support/service.ts';
 
 /** A text/csv POST whose body the test writes piece by piece, as a slow client would. */
 function slowUpload(svc: TestService, key: string, datasetId: string, port = new URL(svc.url).port) {
@@ -32,13 +32,9 @@ function slowUpload(svc: TestService, key: string, datasetId: string, port = new
 
 describe('uploads still arriving', function () {
   this.timeout(120_000);
-  let svc: TestService;
-  before(async () => {
-    svc = await startService({
+  const svc = useService({
       env: { WORKER_CONCURRENCY: '1', STREAMED_BUILD_PATIENCE_MS: '300', BLOB_HEARTBEAT_MS: '300', BLOB_WRITER_TIMEOUT_MS: '2000', SWEEP_INTERVAL_MS: '300' },
     });
-  });
-  after(() => svc.stop());
 
   it('when one client sends its file slowly, then another account\'s small upload is built at once, and the slow one is built once its file is whole', async () => {
     const slow = await svc.tenant();

@@ -3,17 +3,15 @@
 // the same complete problem.
 import { expect } from 'chai';
 import { HEADER, newDataset, postCsv } from './support/ingest.ts';
-import { startService, type TestService } from './support/service.ts';
+import { useService } from './support/service.ts';
 
 describe('validation errors of large files', function () {
   this.timeout(60_000);
-  let svc: TestService;
   let key: string;
+  const svc = useService();
   before(async () => {
-    svc = await startService();
     key = (await svc.tenant()).key;
   });
-  after(() => svc.stop());
 
   const ROWS = 20_000;
   // Two errors per row (no customer, a bad date), so 40,000 entries.

@@ -13,6 +13,7 @@ import { embeddedUrl, freePort, startEmbeddedPostgres } from '../../shared/platf
 import { createLogger } from '../../shared/platform/log.ts';
 import { migrate } from '../../shared/platform/migrate.ts';
 import { startScript } from './processes.ts';
+import { callService, type Reply, type RequestOptions } from './service.ts';
 
 export type PrivateDatabase = {
   url: string;
@@ -58,7 +59,7 @@ export type Fleet = {
   /** Whether each process is still running. */
   alive(): { web: boolean; worker: boolean };
   key(): Promise<string>;
-  request(path: string, init?: RequestInit & { key?: string }): Promise<{ status: number; json: any; text: string }>;
+  request(path: string, options?: RequestOptions): Promise<Reply>;
   stop(): Promise<void>;
 };
 
@@ -82,21 +83,7 @@ export async function startFleet(database: PrivateDatabase, env: Record<string, 
     worker,
     alive: () => ({ web: !exited.web, worker: !exited.worker }),
     key: async () => (await issueKey(db, (await createAccount(db, 'Outage test')).id, 'test')).key,
-    request: async (path, init = {}) => {
-      const { key, ...rest } = init;
-      const headers = new Headers(rest.headers);
-      if (key) headers.set('authorization', `Bearer ${key}`);
-      if (rest.method && rest.method !== 'GET' && !headers.has('idempotency-key')) headers.set('idempotency-key', crypto.randomUUID());
-      const res = await fetch(url + path, { ...rest, headers });
-      const text = await res.text();
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch {
-        json = undefined;
-      }
-      return { status: res.status, json, text };
-    },
+    request: (path, options) => callService(url, path, options),
     stop: async () => {
       for (const p of [web, worker]) p.child.kill('SIGTERM');
       await Promise.all([web.exited, worker.exited]);

@@ -50,6 +50,29 @@ export type TestService = {
   stop(): Promise<void>;
 };
 
+/**
+ * Calls a running service over HTTP: a bearer key, JSON bodies, and an Idempotency-Key on every
+ * mutating call unless the test sets its own (or `null` for none).
+ */
+export async function callService(baseUrl: string, path: string, o: RequestOptions = {}): Promise<Reply> {
+  const method = o.method ?? (o.json !== undefined || o.body !== undefined ? 'POST' : 'GET');
+  const headers: Record<string, string> = { ...o.headers };
+  if (o.key) headers['authorization'] = `Bearer ${o.key}`;
+  if (o.json !== undefined) headers['content-type'] ??= 'application/json';
+  const mutating = !['GET', 'HEAD', 'OPTIONS'].includes(method);
+  if (mutating && o.idempotencyKey !== null) headers['idempotency-key'] = o.idempotencyKey ?? randomUUID();
+  const body = o.json !== undefined ? JSON.stringify(o.json) : o.body;
+  const res = await fetch(baseUrl + path, { method, headers, ...(body !== undefined && { body }) });
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, json };
+}
+
 export async function startService(
   options: { env?: Record<string, string>; worker?: boolean; onBuilt?: WorkerOptions['onBuilt'] } = {},
 ): Promise<TestService> {
@@ -88,24 +111,7 @@ export async function startService(
       const accountId = await service.account();
       return { accountId, key: await service.key(accountId, mode) };
     },
-    request: async (path, o = {}) => {
-      const method = o.method ?? (o.json !== undefined || o.body !== undefined ? 'POST' : 'GET');
-      const headers: Record<string, string> = { ...o.headers };
-      if (o.key) headers['authorization'] = `Bearer ${o.key}`;
-      if (o.json !== undefined) headers['content-type'] ??= 'application/json';
-      const mutating = !['GET', 'HEAD', 'OPTIONS'].includes(method);
-      if (mutating && o.idempotencyKey !== null) headers['idempotency-key'] = o.idempotencyKey ?? randomUUID();
-      const body = o.json !== undefined ? JSON.stringify(o.json) : o.body;
-      const res = await fetch(url + path, { method, headers, ...(body !== undefined && { body }) });
-      const text = await res.text();
-      let json: unknown;
-      try {
-        json = text ? JSON.parse(text) : undefined;
-      } catch {
-        json = undefined;
-      }
-      return { status: res.status, headers: res.headers, text, json };
-    },
+    request: (path, o) => callService(url, path, o),
     metered: async (accountId, metric) => {
       const { rows } = await db.query('SELECT coalesce(sum(quantity), 0) AS n FROM usage_counters WHERE account_id = $1 AND metric = $2', [accountId, metric]);
       return Number(rows[0].n);
@@ -119,4 +125,26 @@ export async function startService(
     },
   };
   return service;
+}
+
+/**
+ * A running service for the calling `describe`: started before its tests (this hook first, so
+ * later hooks can use it) and stopped after them. The handle reads whichever service is running;
+ * touched outside a test or hook, it says so.
+ */
+export function useService(options: Parameters<typeof startService>[0] = {}): TestService {
+  let running: TestService | undefined;
+  before(async () => {
+    running = await startService(options);
+  });
+  after(async () => {
+    await running?.stop();
+    running = undefined;
+  });
+  return new Proxy({} as TestService, {
+    get(_target, property) {
+      if (!running) throw new Error(`the service is used outside a test or hook (${String(property)})`);
+      return Reflect.get(running, property);
+    },
+  });
 }
