@@ -41,6 +41,9 @@ export type ResponseSpec = {
   description: string;
   schema?: z.ZodType;
   contentType?: string;
+  example?: unknown;
+  /** Other representations of the same answer, chosen by the request's Accept header. */
+  alternatives?: Record<string, { schema: z.ZodType; example?: unknown }>;
   headers?: Record<string, string>;
 };
 

@@ -70,7 +70,14 @@ export function buildOpenApiDocument(operations: Operation[], baseUrl: string, e
         ...(spec.headers && {
           headers: Object.fromEntries(Object.entries(spec.headers).map(([h, d]) => [h, { description: d, schema: { type: 'string' } }])),
         }),
-        ...(spec.schema && { content: { [spec.contentType ?? 'application/json']: { schema: spec.schema } } }),
+        ...(spec.schema && {
+          content: {
+            [spec.contentType ?? 'application/json']: { schema: spec.schema, ...(spec.example !== undefined && { example: spec.example }) },
+            ...Object.fromEntries(
+              Object.entries(spec.alternatives ?? {}).map(([type, alt]) => [type, { schema: alt.schema, ...(alt.example !== undefined && { example: alt.example }) }]),
+            ),
+          },
+        }),
       };
     }
     const byStatus = new Map<number, ProblemType[]>();

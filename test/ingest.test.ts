@@ -149,7 +149,9 @@ describe('ingest: versions from CSV files', () => {
     expect((await svc.db.query('SELECT count(*) FROM contract_rows WHERE version_id = $1', [bad.json.versionId])).rows[0].count).to.equal(0);
     const failed = await svc.request(`/v1/datasets/${ds}/versions/${bad.json.versionId}`, { key });
     expect(failed.json.status).to.equal('failed');
-    expect(failed.json.problem).to.deep.equal(bad.json);
+    // The version carries the 422 with its (here: every) first errors, how many there are and where they all are.
+    const errorsUrl = `${svc.url}/v1/datasets/${ds}/versions/${bad.json.versionId}/errors`;
+    expect(failed.json.problem).to.deep.equal({ ...bad.json, errorCount: 1, errorsUrl });
   });
 
   it('when a 422 is retried with the same key and body, then it is replayed byte for byte', async () => {

@@ -1,6 +1,6 @@
 // A file with very many bad rows: its 422 lists every error, streamed from the database, and is
 // kept for replay by reference rather than by its bytes; the version and the version list carry
-// the same complete problem.
+// the same problem with its first 100 errors, the count of all and where to read them.
 import { expect } from 'chai';
 import { HEADER, newDataset, postCsv } from './support/ingest.ts';
 import { useService } from './support/service.ts';
@@ -43,10 +43,19 @@ describe('validation errors of large files', function () {
 
     const version = await svc.request(`/v1/datasets/${ds}/versions/${first.json.versionId}`, { key });
     expect(version.status).to.equal(200);
-    expect(version.json.problem).to.deep.equal(first.json);
+    expect(version.json.problem).to.deep.equal(inVersion(first.json, ds));
+    expect(version.text.length).to.be.below(40_000);
   });
 
-  it('when the list holds several failed versions, then each carries its complete problem', async () => {
+  /** A 422 as a version object carries it: its first 100 errors, the count of all, and where they are. */
+  const inVersion = (problem: { errors: unknown[]; versionId: string }, ds: string) => ({
+    ...problem,
+    errors: problem.errors.slice(0, 100),
+    errorCount: problem.errors.length,
+    errorsUrl: `${svc.url}/v1/datasets/${ds}/versions/${problem.versionId}/errors`,
+  });
+
+  it('when the list holds several failed versions, then each carries its problem with the first 100 errors, and the page stays small', async () => {
     const ds = await newDataset(svc, key);
     const failed = [await postCsv(svc, key, ds, badFile('b')), await postCsv(svc, key, ds, badFile('c'))];
     const good = await postCsv(svc, key, ds, `${HEADER}\nok-1,Acme,,2026-01-01,2026-12-31,5,EUR\n`);
@@ -55,8 +64,9 @@ describe('validation errors of large files', function () {
     expect(list.status).to.equal(200);
     expect(list.json.data.map((v: { status: string }) => v.status)).to.deep.equal(['active', 'failed', 'failed']);
     expect(list.json.data[0].problem).to.equal(null);
-    expect(list.json.data[1].problem).to.deep.equal(failed[1]!.json);
-    expect(list.json.data[2].problem).to.deep.equal(failed[0]!.json);
+    expect(list.json.data[1].problem).to.deep.equal(inVersion(failed[1]!.json, ds));
+    expect(list.json.data[2].problem).to.deep.equal(inVersion(failed[0]!.json, ds));
+    expect(list.text.length).to.be.below(80_000);
   });
 
   it('when cells hold quotes, backslashes and non-ASCII text, then the streamed messages are the same JSON strings', async () => {

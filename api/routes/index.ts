@@ -12,6 +12,7 @@ import putUpload from './uploads/put.ts';
 import createVersion from './versions/create.ts';
 import getVersion from './versions/get.ts';
 import listVersions from './versions/list.ts';
+import listVersionErrors from './versions/errors.ts';
 import { oauthEndpoints } from './oauth/endpoints.ts';
 import { getAuthorizationServerMetadata, getProtectedResourceMetadata, getProtectedResourceMetadataRoot } from './oauth/metadata.ts';
 import type { Operation } from '../defineOperation.ts';
@@ -25,6 +26,7 @@ export const operations: Operation[] = [
   createVersion,
   listVersions,
   getVersion,
+  listVersionErrors,
   getMetrics,
   getCatalog,
   createExport,

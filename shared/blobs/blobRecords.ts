@@ -87,3 +87,9 @@ export async function abandonedBlobs(db: Queryable, staleMs: number): Promise<st
   );
   return rows.map((r) => r.id);
 }
+
+/** Whether the blob is stored whole (written to its end, not deleted). */
+export async function blobIsStored(db: Queryable, id: string): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM blobs WHERE id = $1 AND bytes IS NOT NULL', [id]);
+  return rowCount === 1;
+}

@@ -162,3 +162,33 @@ export async function rejectedRowCount(db: Queryable, versionId: string): Promis
   ]);
   return rows[0]!.rejected;
 }
+
+/** The most row errors a version object carries; the rest are read from the errors resource. */
+export const ERRORS_IN_VERSION = 100;
+
+/** A version's row errors in row order, a page at a time; the cursor is the `seq` of the last one read. */
+export async function pageOfRowErrors(
+  db: Queryable,
+  versionId: string,
+  query: { limit: number; cursor?: string | undefined },
+): Promise<{ errors: RowError[]; nextCursor: string | null } | 'bad-cursor'> {
+  let after: { row: number; seq: number } | undefined;
+  if (query.cursor !== undefined) {
+    if (!/^\d{1,9}$/.test(query.cursor)) return 'bad-cursor';
+    const { rows } = await db.query<{ row_number: number }>('SELECT row_number::int AS row_number FROM version_errors WHERE version_id = $1 AND seq = $2', [
+      versionId,
+      query.cursor,
+    ]);
+    if (!rows[0]) return 'bad-cursor';
+    after = { row: rows[0].row_number, seq: Number(query.cursor) };
+  }
+  const { rows } = await db.query<RowError & { seq: number }>(
+    `SELECT row_number::int AS row, field, code, message, seq FROM version_errors
+      WHERE version_id = $1 AND ($2::bigint IS NULL OR (row_number, seq) > ($2, $3::int))
+      ORDER BY row_number, seq LIMIT $4`,
+    [versionId, after?.row ?? null, after?.seq ?? null, query.limit + 1],
+  );
+  const page = rows.slice(0, query.limit);
+  const errors = page.map(({ row, field, code, message }) => ({ row, field, code, message }));
+  return { errors, nextCursor: rows.length > query.limit ? String(page.at(-1)!.seq) : null };
+}

@@ -11,28 +11,13 @@ import { BinaryCopyWriter } from './binaryCopy.ts';
 import type { RowError } from '../contract/fields.ts';
 import { mapHeader, missingColumns, REQUIRED_COLUMNS, RowValidator } from './rowValidator.ts';
 import { CsvRecords, MAX_RECORD_BYTES } from './csvRecords.ts';
+import { readFileHead } from './fileHead.ts';
 import type { Tally } from './tally.ts';
 import { Utf8Text } from './utf8Text.ts';
 
-const SNIFF_BYTES = 64 * 1024;
 const DECODE_BYTES = 64 * 1024;
-const DELIMITERS = [',', ';', '\t'] as const;
 
 export type ParseOutcome = { rows: number; bytes: number };
-
-/** The delimiter used most on the header line (`,` when none is). */
-export function detectDelimiter(headerLine: string): string {
-  let best: string = ',';
-  let bestCount = 0;
-  for (const d of DELIMITERS) {
-    const count = headerLine.split(d).length - 1;
-    if (count > bestCount) {
-      best = d;
-      bestCount = count;
-    }
-  }
-  return best;
-}
 
 type ParseOptions = {
   source: AsyncIterable<Buffer>;
@@ -72,18 +57,8 @@ async function parse(options: ParseOptions, iterator: AsyncIterator<Buffer>): Pr
   const copy = new BinaryCopyWriter();
 
   // Read enough to see the header line, then decide the delimiter.
-  const head: Buffer[] = [];
-  let headBytes = 0;
-  for (;;) {
-    const next = await iterator.next();
-    if (next.done) break;
-    head.push(next.value);
-    headBytes += next.value.length;
-    if (next.value.includes(0x0a) || headBytes >= SNIFF_BYTES) break;
-  }
+  const { head, bytes: headBytes, delimiter } = await readFileHead(iterator);
   let bytes = headBytes;
-  const text = Buffer.concat(head).toString('utf8').replace(/^\uFEFF/, '');
-  const delimiter = detectDelimiter(text.split(/\r?\n/, 1)[0] ?? '');
 
   let counter = 0;
   let rows = 0;

@@ -155,7 +155,8 @@ async function build(pool: Pool, blobs: BlobStore, version: Buildable, signal: A
   } else if (outcome === 'superseded') {
     await finishVersion(pool, versionId, 'superseded', null);
   }
-  await blobs.delete(version.blobId!);
+  // The file of a version that failed validation stays a while, for its rejected rows (rejectedRows.ts).
+  if (outcome !== 'failed') await blobs.delete(version.blobId!);
   return {
     outcome,
     accountId: version.accountId,

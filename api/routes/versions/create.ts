@@ -72,10 +72,9 @@ export default defineOperation({
       return sendValidationProblem(res, deps.pool, deps.config.errorsBase, failed, () => keepStreamedAnswer(res, { validationProblemOf: failed.id }));
     }
     const location = `${deps.config.baseUrl}/v1/datasets/${dataset.id}/versions/${version.id}`;
-    const streamed = new StreamedJson();
-    const body = renderVersion(deps.pool, version, deps.config.errorsBase, streamed);
+    const body = await renderVersion(deps.pool, version, deps.config);
     if (body.problem) throw problemOf(body.problem);
     res.status(FINISHED.includes(version.status) ? 201 : 202).location(location);
-    await streamed.send(res, body);
+    await new StreamedJson().send(res, body);
   },
 });

@@ -12,14 +12,13 @@ export default defineOperation({
   surface: 'v1',
   tags: ['Versions'],
   summary: 'Retrieve a version',
-  description: 'The version with its status and progress; a failed version carries its 422 problem document with every row error.',
+  description: 'The version with its status and progress; a failed version carries its problem document (a 422 with its first 100 row errors, `errorCount` and `errorsUrl`).',
   params: z.object({ id: z.string().min(1).max(100), versionId: z.string().min(1).max(100) }),
   responses: { 200: { description: 'The version.', schema: VersionSchema } },
   problems: ['not-found'],
   async handle({ res, deps, params }) {
     const version = await findVersion(deps.pool, tenantOf(res), params.id, params.versionId);
     if (!version) throw versionNotFound(params.versionId);
-    const streamed = new StreamedJson();
-    await streamed.send(res, renderVersion(deps.pool, version, deps.config.errorsBase, streamed));
+    await new StreamedJson().send(res, await renderVersion(deps.pool, version, deps.config));
   },
 });

@@ -23,9 +23,8 @@ export default defineOperation({
     const dataset = await findDataset(deps.pool, tenantOf(res), params.id);
     if (!dataset) throw datasetNotFound(params.id);
     const page = await listVersions(deps.pool, dataset.id, query);
-    // A failed version's errors stream in when the page is sent, one version after another.
-    const streamed = new StreamedJson();
-    const data = page.versions.map((v) => renderVersion(deps.pool, v, deps.config.errorsBase, streamed));
-    await streamed.send(res, { object: 'list', data, nextCursor: page.nextCursor });
+    const data = [];
+    for (const version of page.versions) data.push(await renderVersion(deps.pool, version, deps.config));
+    await new StreamedJson().send(res, { object: 'list', data, nextCursor: page.nextCursor });
   },
 });

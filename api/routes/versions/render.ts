@@ -2,9 +2,10 @@
 import type { Response } from 'express';
 import { z } from 'zod';
 import { ROW_ERROR_CODES } from '../../../shared/contract/fields.ts';
+import type { Config } from '../../../shared/platform/config.ts';
 import type { Pool } from '../../../shared/platform/db.ts';
 import { Problem, problemTypes, type ProblemType } from '../../../shared/platform/problems.ts';
-import { writeVersionErrorsJson } from '../../../shared/domain/versionErrors.ts';
+import { ERRORS_IN_VERSION, pageOfRowErrors, writeVersionErrorsJson } from '../../../shared/domain/versionErrors.ts';
 import { type VersionRecord, versionById } from '../../../shared/domain/versions.ts';
 import { PROBLEM_CONTENT_TYPE } from '../../problemResponses.ts';
 import { StreamedJson } from '../../streamedJson.ts';
@@ -27,7 +28,22 @@ export const VersionSchema = z
     progress: z.object({ rowsProcessed: z.number().int(), bytesProcessed: z.number().int(), bytesTotal: z.number().int().nullable() }),
     problem: z.object({}).passthrough().nullable().meta({
       description:
-        'The problem document when failed, else null: 422 ingest-validation-failed (row errors), 413 payload-too-large (the file needs more memory to build than a build may use) or 500 internal (every attempt failed).',
+        'The problem document when failed, else null: 422 ingest-validation-failed (row errors), 413 payload-too-large (the file needs more memory to build than a build may use) or 500 internal (every attempt failed). ' +
+        `A 422 here carries at most the first ${ERRORS_IN_VERSION} row errors in \`errors\`, with \`errorCount\` (all of them) and \`errorsUrl\` (every error, paged, or the rejected rows as CSV).`,
+      example: {
+        type: 'https://docs.example.com/problems/ingest-validation-failed',
+        title: 'Ingest validation failed',
+        status: 422,
+        detail: '2 rows were rejected (2 problems); nothing was written.',
+        instance: '/v1/datasets/ds_4f9c2a7e1b3d5f60a8c1e2d3/versions',
+        errors: [
+          { row: 3, field: 'startDate', code: 'not_a_date', message: 'startDate "2026-02-30" is not a date YYYY-MM-DD.' },
+          { row: 7, field: 'customer', code: 'required', message: 'customer is required.' },
+        ],
+        errorCount: 2,
+        errorsUrl: 'https://api.example.com/v1/datasets/ds_4f9c2a7e1b3d5f60a8c1e2d3/versions/ver_9a8b7c6d5e4f3a2b1c0d9e8f/errors',
+        versionId: 'ver_9a8b7c6d5e4f3a2b1c0d9e8f',
+      },
     }),
     createdAt: z.string().meta({ format: 'date-time' }),
     completedAt: z.string().nullable().meta({ format: 'date-time' }),
@@ -35,8 +51,8 @@ export const VersionSchema = z
   .meta({ id: 'Version' });
 
 /**
- * The problem of a failed version: 422 ingest-validation-failed with every row error (streamed in
- * when the document is sent: see StreamedJson), or a 500.
+ * The 422 answer of a failed version's creation (and its replay): every row error, streamed in
+ * when the document is sent (see StreamedJson). Any other failure: its problem without errors.
  */
 export function versionProblem(pool: Pool, version: VersionRecord, errorsBase: string, streamed: StreamedJson): Record<string, unknown> | null {
   const stored = version.problem;
@@ -53,7 +69,26 @@ export function versionProblem(pool: Pool, version: VersionRecord, errorsBase: s
   };
 }
 
-export function renderVersion(pool: Pool, version: VersionRecord, errorsBase: string, streamed: StreamedJson) {
+/** The URL of a version's errors resource. */
+export const errorsUrlOf = (baseUrl: string, version: VersionRecord) => `${baseUrl}/v1/datasets/${version.datasetId}/versions/${version.id}/errors`;
+
+/**
+ * A failed version's problem as the version object carries it: a 422 holds its first
+ * ERRORS_IN_VERSION row errors, how many there are, and where to read them all, so that a version
+ * and a list of versions stay small however bad the file was.
+ */
+async function problemInVersion(pool: Pool, version: VersionRecord, config: Pick<Config, 'baseUrl' | 'errorsBase'>): Promise<Record<string, unknown> | null> {
+  const stored = version.problem;
+  if (version.status !== 'failed' || !stored) return null;
+  const t = problemTypes[stored.type];
+  const base = { type: `${config.errorsBase}/${stored.type}`, title: t.title, status: t.status, detail: stored.detail, instance: version.requestPath };
+  if (stored.type !== 'ingest-validation-failed') return { ...base, versionId: version.id };
+  const first = await pageOfRowErrors(pool, version.id, { limit: ERRORS_IN_VERSION });
+  if (first === 'bad-cursor') throw new Error('unreachable: no cursor');
+  return { ...base, errors: first.errors, errorCount: stored.errorCount, errorsUrl: errorsUrlOf(config.baseUrl, version), versionId: version.id };
+}
+
+export async function renderVersion(pool: Pool, version: VersionRecord, config: Pick<Config, 'baseUrl' | 'errorsBase'>) {
   return {
     id: version.id,
     object: 'version' as const,
@@ -62,7 +97,7 @@ export function renderVersion(pool: Pool, version: VersionRecord, errorsBase: st
     rowCount: version.rowCount,
     contributingRowCount: version.contributingRowCount,
     progress: { rowsProcessed: version.rowsProcessed, bytesProcessed: version.bytesProcessed, bytesTotal: version.bytesTotal },
-    problem: versionProblem(pool, version, errorsBase, streamed),
+    problem: await problemInVersion(pool, version, config),
     createdAt: version.createdAt.toISOString(),
     completedAt: version.completedAt?.toISOString() ?? null,
   };
