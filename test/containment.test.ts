@@ -30,8 +30,8 @@ describe('a build that cannot finish', function () {
 
   describe('when its build thread runs out of memory', () => {
     // A heap a thread starts in, but too small for a build that tallies 60,000 long customer names.
-    // On the PostgreSQL store whatever the run's: a 16 MiB thread cannot even load the S3 client.
-    const svc = useService({ env: { BUILD_HEAP_MB: '16', BLOB_STORE: 'postgres' } });
+    // On the PostgreSQL store whatever the run's: a thread this small cannot even load the S3 client.
+    const svc = useService({ env: { BUILD_HEAP_MB: '20', BLOB_STORE: 'postgres' } });
 
     it('then the version fails at once with 413 and its problem, the worker stays up and another account is built right after', async () => {
       const big = await svc.tenant();
@@ -40,7 +40,7 @@ describe('a build that cannot finish', function () {
       expect(failed.status, failed.text).to.equal(413);
       expect(failed.headers.get('content-type')).to.match(/^application\/problem\+json/);
       expect(failed.json).to.include({ type: `${svc.config.errorsBase}/payload-too-large`, status: 413 });
-      expect(failed.json.detail).to.match(/more memory than a build may use \(16 MiB\)/).and.match(/Retrying the same file will not help/);
+      expect(failed.json.detail).to.match(/more memory than a build may use \(20 MiB\)/).and.match(/Retrying the same file will not help/);
       const versionId = failed.json.versionId;
       expect(versionId).to.match(/^ver_/);
 
