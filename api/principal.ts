@@ -2,6 +2,7 @@
 import type { Response } from 'express';
 import type { Mode } from '../shared/tenancy/apiKeys.ts';
 import type { Tenant } from '../shared/domain/datasets.ts';
+import { setRequestAccount } from '../shared/platform/requestContext.ts';
 
 export const scopes = ['service.read', 'service.write'] as const;
 export type Scope = (typeof scopes)[number];
@@ -20,6 +21,7 @@ export type Principal = {
 
 export function setPrincipal(res: Response, principal: Principal): void {
   res.locals['principal'] = principal;
+  setRequestAccount(principal.accountId);
 }
 
 export function principalOf(res: Response): Principal {

@@ -45,9 +45,23 @@ function clientErrorOf(error: unknown): Problem | undefined {
   return badRequest('The request cannot be understood.', [{ field: '', code: 'malformed_request', message: 'The request cannot be understood.' }]);
 }
 
+/**
+ * An error once the answer has started (a streamed list, a download): it cannot become a problem
+ * document any more. The connection is ended, so the client sees the answer cut, and the error is
+ * one JSON log line: a client that went away is routine (info), anything else an error.
+ */
+function answerCutShort(error: unknown, req: Request, res: Response, log: Logger): void {
+  const code = (error as { code?: string } | undefined)?.code;
+  const clientGone = req.destroyed || res.destroyed || code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET';
+  const entry = { reqId: res.getHeader('request-id'), path: requestPath(req), code };
+  if (clientGone) log.info({ ...entry, reason: (error as Error)?.message }, 'answer cut short: the client went away');
+  else log.error({ ...entry, err: error }, 'answer failed after it started');
+  res.destroy();
+}
+
 export function errorHandler(errorsBase: string, log: Logger): ErrorRequestHandler {
-  return (error, req, res, next) => {
-    if (res.headersSent) return next(error);
+  return (error, req, res, _next) => {
+    if (res.headersSent) return answerCutShort(error, req, res, log);
     if (error instanceof Problem) return sendProblem(res, error, errorsBase, requestPath(req));
     const refused = clientErrorOf(error);
     if (refused) return sendProblem(res, refused, errorsBase, requestPath(req));

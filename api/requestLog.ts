@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import type { Logger } from '../shared/platform/log.ts';
+import { withRequestContext } from '../shared/platform/requestContext.ts';
 
 const REQUEST_ID = /^[\w.:-]{1,100}$/;
 
@@ -28,6 +29,6 @@ export function requestLog(log: Logger): RequestHandler {
       if (res.statusCode >= 500) log.error(entry, 'request');
       else log.info(entry, 'request');
     });
-    next();
+    withRequestContext({ requestId: id }, next);
   };
 }

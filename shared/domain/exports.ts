@@ -8,6 +8,7 @@ import type { Tenant } from './datasets.ts';
 import { type ExportFormat, exportFormat } from './exportFormats.ts';
 import { checkedId, newId } from '../platform/ids.ts';
 import { inTransaction, queues } from '../platform/queue.ts';
+import { jobOrigin } from '../platform/requestContext.ts';
 
 export const EXPORT_RETENTION = '7 days';
 export const exportPath = (id: string) => `/exports/${id}/download`;
@@ -68,7 +69,7 @@ export async function createExport(
     [newId('exp'), input.datasetId, input.versionId, input.format],
   );
   const created = toRecord(rows[0]!);
-  await boss.send(queues.buildExport, { exportId: created.id }, { db: inTransaction(client) });
+  await boss.send(queues.buildExport, { exportId: created.id, datasetId: input.datasetId, ...jobOrigin() }, { db: inTransaction(client) });
   return created;
 }
 

@@ -6,6 +6,7 @@ import { clearRowErrors } from './versionErrors.ts';
 import { newId } from '../platform/ids.ts';
 import { Problem } from '../platform/problems.ts';
 import { inTransaction, queues } from '../platform/queue.ts';
+import { jobOrigin } from '../platform/requestContext.ts';
 
 export type VersionStatus = 'queued' | 'building' | 'active' | 'superseded' | 'failed';
 export const FINISHED: readonly VersionStatus[] = ['active', 'superseded', 'failed'];
@@ -85,7 +86,7 @@ export async function createVersion(
   );
   const version = toRecord(rows[0]!);
   // The dataset is the job's group: one build per dataset at a time, in creation order.
-  await boss.send(queues.buildVersion, { versionId: version.id }, { db: inTransaction(client), group: { id: input.datasetId } });
+  await boss.send(queues.buildVersion, { versionId: version.id, datasetId: input.datasetId, ...jobOrigin() }, { db: inTransaction(client), group: { id: input.datasetId } });
   return version;
 }
 
@@ -100,7 +101,9 @@ export async function streamedFileArrived(db: Queryable, boss: PgBoss, version: 
     `UPDATE versions SET bytes_total = $2 WHERE id = $1 RETURNING status = 'queued' AND started_at IS NOT NULL AS deferred`,
     [version.id, bytes],
   );
-  if (rows[0]?.deferred) await boss.send(queues.buildVersion, { versionId: version.id }, { group: { id: version.datasetId } });
+  if (rows[0]?.deferred) {
+    await boss.send(queues.buildVersion, { versionId: version.id, datasetId: version.datasetId, ...jobOrigin() }, { group: { id: version.datasetId } });
+  }
 }
 
 /**

@@ -8,11 +8,19 @@ import type { Logger } from '../../shared/platform/log.ts';
 import { BUILD_RETRY_LIMIT } from '../../shared/platform/queue.ts';
 import type { UsageMeter } from '../../shared/tenancy/usage.ts';
 
-export type ExportJob = { exportId: string };
+/** The export to build, and where it comes from (its dataset, and the request and account that asked for it, when known). */
+export type ExportJob = { exportId: string; datasetId?: string; requestId?: string; accountId?: string };
+
+/** What every log line of an export job names, so that a request can be followed to its export. */
+const jobFields = (job: Job<ExportJob>) => {
+  const { exportId, datasetId, requestId, accountId } = job.data;
+  return { jobId: job.id, exportId, datasetId, accountId, requestId };
+};
 
 export function buildExport(pool: Pool, blobs: BlobStore, meter: UsageMeter, log: Logger) {
   return async ([job]: Job<ExportJob>[]): Promise<void> => {
     const { exportId } = job!.data;
+    const fields = jobFields(job!);
     const exp = await exportById(pool, exportId);
     if (!exp || exp.status === 'ready' || exp.status === 'failed') return;
     try {
@@ -32,9 +40,9 @@ export function buildExport(pool: Pool, blobs: BlobStore, meter: UsageMeter, log
         throw error;
       }
       meter.add(exp.accountId, exp.mode, 'export_rows', rowCount);
-      log.info({ exportId, format: exp.format, rows: rowCount, bytes: blob.bytes }, 'export built');
+      log.info({ ...fields, accountId: exp.accountId, datasetId: exp.datasetId, versionId: exp.versionId, format: exp.format, rows: rowCount, bytes: blob.bytes }, 'export built');
     } catch (error) {
-      log.error({ err: error, exportId, attempt: job!.retryCount }, 'export failed');
+      log.error({ err: error, ...fields, accountId: exp.accountId, datasetId: exp.datasetId, versionId: exp.versionId, attempt: job!.retryCount }, 'export failed');
       if (job!.retryCount >= BUILD_RETRY_LIMIT) {
         await markExportFailed(pool, exportId, 'The export could not be built. Request a new one.');
       }
@@ -47,7 +55,7 @@ export function buildExport(pool: Pool, blobs: BlobStore, meter: UsageMeter, log
 export function buildExportDead(pool: Pool, log: Logger) {
   return async (jobs: Job<ExportJob>[]): Promise<void> => {
     for (const job of jobs) {
-      log.warn({ exportId: job.data.exportId }, 'export dead-lettered; failing it if unfinished');
+      log.warn(jobFields(job), 'export dead-lettered; failing it if unfinished');
       await markExportFailed(pool, job.data.exportId, 'The export could not be built. Request a new one.');
     }
   };

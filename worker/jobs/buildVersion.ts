@@ -13,7 +13,14 @@ import type { UsageMeter } from '../../shared/tenancy/usage.ts';
 import { claimBuild, finishVersion, type StoredProblem } from '../../shared/domain/versions.ts';
 import { BuildOutOfMemory, type BuildThreads } from '../buildThreads.ts';
 
-export type BuildJob = { versionId: string };
+/** The version to build, and where it comes from (its dataset, and the request and account that asked for it, when known). */
+export type BuildJob = { versionId: string; datasetId?: string; requestId?: string; accountId?: string };
+
+/** What every log line of a build job names, so that a request can be followed to its build. */
+const jobFields = (job: Job<BuildJob>) => {
+  const { versionId, datasetId, requestId, accountId } = job.data;
+  return { jobId: job.id, versionId, datasetId, accountId, requestId };
+};
 
 /** The file's columns by contract_rows column, for a data error PostgreSQL reports by column. */
 const FIELDS: Record<string, string> = Object.fromEntries(CONTRACT_FIELDS.map((f) => [f.column, f.name]));
@@ -57,22 +64,23 @@ const UNFINISHED: StoredProblem = {
 export function buildVersion(pool: Pool, threads: BuildThreads, meter: UsageMeter, log: Logger) {
   return async ([job]: Job<BuildJob>[]): Promise<void> => {
     const { versionId } = job!.data;
+    const fields = jobFields(job!);
     const started = performance.now();
     try {
       const built = await threads.run(versionId, job!.signal);
       if (built.outcome === 'skipped') return; // already built (a retry after a commit)
       if (built.outcome === 'deferred') {
-        log.info({ versionId }, 'build deferred until its file has arrived');
+        log.info(fields, 'build deferred until its file has arrived');
         return;
       }
       if (built.outcome === 'active') meter.add(built.accountId!, built.mode!, 'rows_ingested', built.rowCount);
       log.info(
-        { versionId, outcome: built.outcome, rows: built.rows, errors: built.errors, readsIn: built.readsIn, ...built.timings, ms: Math.round(performance.now() - started) },
+        { ...fields, accountId: built.accountId ?? fields.accountId, mode: built.mode, outcome: built.outcome, rows: built.rows, errors: built.errors, readsIn: built.readsIn, ...built.timings, ms: Math.round(performance.now() - started) },
         'version built',
       );
     } catch (error) {
       const problem = deterministicProblem(error);
-      log.error({ err: error, versionId, attempt: job!.retryCount, retried: !problem && job!.retryCount < BUILD_RETRY_LIMIT }, 'build failed');
+      log.error({ err: error, ...fields, attempt: job!.retryCount, retried: !problem && job!.retryCount < BUILD_RETRY_LIMIT }, 'build failed');
       if (problem) return failUnfinished(pool, versionId, problem);
       if (job!.retryCount >= BUILD_RETRY_LIMIT) await failUnfinished(pool, versionId, UNFINISHED);
       throw error;
@@ -95,7 +103,7 @@ export function buildVersionDead(pool: Pool, log: Logger) {
   return async (jobs: Job<BuildJob>[]): Promise<void> => {
     for (const job of jobs) {
       const { versionId } = job.data;
-      log.warn({ versionId }, 'build dead-lettered; failing the version if unfinished');
+      log.warn(jobFields(job), 'build dead-lettered; failing the version if unfinished');
       await failUnfinished(pool, versionId, UNFINISHED);
     }
   };

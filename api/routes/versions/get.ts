@@ -16,9 +16,11 @@ export default defineOperation({
   params: z.object({ id: z.string().min(1).max(100), versionId: z.string().min(1).max(100) }),
   responses: { 200: { description: 'The version.', schema: VersionSchema } },
   problems: ['not-found'],
-  async handle({ res, deps, params }) {
+  async handle({ req, res, deps, params }) {
     const version = await findVersion(deps.pool, tenantOf(res), params.id, params.versionId);
     if (!version) throw versionNotFound(params.versionId);
+    // A HEAD answers the status and headers alone: nothing is read for a body nobody receives.
+    if (req.method === 'HEAD') return void res.type('json').end();
     await new StreamedJson().send(res, await renderVersion(deps.pool, version, deps.config));
   },
 });

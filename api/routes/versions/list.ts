@@ -19,10 +19,11 @@ export default defineOperation({
   query: PaginationQuery,
   responses: { 200: { description: 'A page of versions.', schema: listOf(VersionSchema, 'VersionList') } },
   problems: ['not-found', 'bad-request'],
-  async handle({ res, deps, params, query }) {
+  async handle({ req, res, deps, params, query }) {
     const dataset = await findDataset(deps.pool, tenantOf(res), params.id);
     if (!dataset) throw datasetNotFound(params.id);
     const page = await listVersions(deps.pool, dataset.id, query);
+    if (req.method === 'HEAD') return void res.type('json').end();
     const data = [];
     for (const version of page.versions) data.push(await renderVersion(deps.pool, version, deps.config));
     await new StreamedJson().send(res, { object: 'list', data, nextCursor: page.nextCursor });
