@@ -34,6 +34,7 @@ export function createApp(deps: Deps): express.Express {
   app.set('trust proxy', config.trustProxy);
 
   app.use(requestLog(log), securityHeaders());
+  if (deps.metrics) app.use(deps.metrics.measure);
 
   // /v1 first: it has its own filters, URL check and 404, so nothing under /v1 goes further.
   const v1 = express.Router({ strict: false });

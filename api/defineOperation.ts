@@ -13,6 +13,7 @@ import type { ProblemType } from '../shared/platform/problems.ts';
 import { parseOrThrow, readJsonBody } from './body.ts';
 import type { AuthorizationServer } from './oauth/provider.ts';
 import type { OAuthKeys } from '../shared/oauth/keys.ts';
+import { type Metrics, setRouteLabel } from './metrics.ts';
 
 export type Deps = {
   config: Config;
@@ -27,6 +28,8 @@ export type Deps = {
   blobs: BlobStore;
   /** The OAuth authorization server mounted at /oauth, and its keys. */
   oauth: { provider: AuthorizationServer; keys: OAuthKeys };
+  /** This process's Prometheus metrics (GET /metrics), when measured. */
+  metrics?: Metrics;
 };
 
 /**
@@ -107,6 +110,7 @@ export const isMutating = (method: string) => !['get', 'head', 'options'].includ
 /** The Express handler for an operation: parse params, query and body, then run it. */
 export function handlerFor(op: Operation, deps: Deps) {
   return async (req: Request, res: Response) => {
+    setRouteLabel(res, op.path);
     const params = op.params ? parseOrThrow(op.params, req.params, 'path') : {};
     const query = op.query ? parseOrThrow(op.query, req.query, 'query string') : {};
     const body = op.body ? parseOrThrow(op.body, await readJsonBody(req), 'request body') : undefined;

@@ -11,6 +11,7 @@ import { createBoss, ensureQueues } from '../shared/platform/queue.ts';
 import { UsageMeter } from '../shared/tenancy/usage.ts';
 import { VersionOutcomes } from '../shared/domain/versionOutcomes.ts';
 import { createApp } from './app.ts';
+import { createMetrics } from './metrics.ts';
 import type { Deps } from './defineOperation.ts';
 import { loadOAuthKeys } from '../shared/oauth/keys.ts';
 import { createAuthorizationServer } from './oauth/provider.ts';
@@ -42,7 +43,8 @@ export async function startApi(config: Config, databaseUrl: string, log: Logger)
   meter.start();
   const blobs = await createBlobStore(config, pool);
   const oauth = { provider: createAuthorizationServer(config, pool, log, oauthKeys), keys: oauthKeys };
-  const server = createServer(createApp({ config, pool, log, meter, boss, outcomes, blobs, oauth }));
+  const metrics = createMetrics(pool);
+  const server = createServer(createApp({ config, pool, log, meter, boss, outcomes, blobs, oauth, metrics }));
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

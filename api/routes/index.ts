@@ -6,6 +6,7 @@ import { getCatalog, getMetrics } from './datasets/metricsAndCatalog.ts';
 import createExport from './exports/create.ts';
 import downloadExport from './exports/download.ts';
 import { getExport, getExportContent } from './exports/get.ts';
+import getServiceMetrics from './health/metrics.ts';
 import { healthz, readyz } from './health/probes.ts';
 import createUpload from './uploads/create.ts';
 import putUpload from './uploads/put.ts';
@@ -39,4 +40,5 @@ export const operations: Operation[] = [
   ...oauthEndpoints,
   healthz,
   readyz,
+  getServiceMetrics,
 ];

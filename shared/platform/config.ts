@@ -29,6 +29,7 @@ const EnvSchema = z.object({
   BLOB_WRITER_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   SWEEP_INTERVAL_MS: z.coerce.number().int().min(10).default(10_000),
   STREAMED_BUILD_PATIENCE_MS: z.coerce.number().int().min(10).default(2_000),
+  METRICS_TOKEN: z.string().min(16).optional(),
 });
 
 /** The S3-compatible store's settings (BLOB_STORE=s3). Without keys, the AWS default chain applies. */
@@ -71,6 +72,8 @@ export type Config = {
   sweepIntervalMs: number;
   /** How long a build following a file still streaming in waits for new bytes before handing its slot back. */
   streamedBuildPatienceMs: number;
+  /** When set, GET /metrics needs `Authorization: Bearer` this token; open otherwise. */
+  metricsToken: string | undefined;
 };
 
 export class ConfigError extends Error {}
@@ -118,5 +121,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     blobWriterTimeoutMs: e.BLOB_WRITER_TIMEOUT_MS,
     sweepIntervalMs: e.SWEEP_INTERVAL_MS,
     streamedBuildPatienceMs: e.STREAMED_BUILD_PATIENCE_MS,
+    metricsToken: e.METRICS_TOKEN,
   };
 }

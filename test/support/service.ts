@@ -137,7 +137,10 @@ export function useService(options: Parameters<typeof startService>[0] = {}): Te
   before(async () => {
     running = await startService(options);
   });
-  after(async () => {
+  after(async function () {
+    // Each part of the service may take SHUTDOWN_TIMEOUT_MS (5 s here) to stop: on a loaded
+    // machine, the web process, the worker and its threads together can pass mocha's 20 s.
+    this.timeout(60_000);
     await running?.stop();
     running = undefined;
   });

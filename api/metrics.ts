@@ -1,0 +1,89 @@
+// Prometheus metrics of the web process (../shared/spec/contract.md "Operations"): the process's
+// own figures and its HTTP requests by route and status, with latency histograms; and, read from
+// the database at each scrape, what the whole fleet did (builds, exports, queues), so that one
+// scrape target covers it. Served by the operation in routes/health/metrics.ts.
+import type { RequestHandler, Response } from 'express';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { DURATION_BUCKETS, type Finished, finishedBuilds, finishedExports, queueFigures } from '../shared/domain/serviceFigures.ts';
+import type { Pool } from '../shared/platform/db.ts';
+
+/** The route label of an answer: the operation's path template, never the URL (ids would explode the series). */
+export function setRouteLabel(res: Response, path: string): void {
+  res.locals['route'] = path;
+}
+
+export type Metrics = { registry: Registry; measure: RequestHandler; /** The scrape: this process's metrics, then the fleet's. */ text(): Promise<string> };
+
+export function createMetrics(pool: Pool): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+
+  const requests = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP requests by method, route (the operation path, or "other") and status, with their durations.',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 60],
+    registers: [registry],
+  });
+
+  // Fleet figures from the database, read at each scrape. Counters and gauges through prom-client;
+  // the duration histograms are written out by histogramText (prom-client cannot set a histogram
+  // from counts it did not observe).
+  let durations = '';
+  const fleetRead = new Gauge({ name: 'metrics_fleet_read_seconds', help: 'How long reading the fleet figures from the database took at the last scrape.', registers: [registry] });
+  const finishedFamily = (what: 'builds' | 'exports', read: typeof finishedBuilds, help: string) => {
+    const count = new Counter({ name: `dataset_${what}_total`, help: `${help} by outcome.`, labelNames: ['outcome'], registers: [registry] });
+    const rows = new Counter({ name: `dataset_${what}_rows_total`, help: `Rows of ${help.toLowerCase()} by outcome.`, labelNames: ['outcome'], registers: [registry] });
+    return async () => {
+      const figures = await read(pool);
+      count.reset();
+      rows.reset();
+      for (const f of figures) {
+        count.inc({ outcome: f.outcome }, f.count);
+        rows.inc({ outcome: f.outcome }, f.rows);
+      }
+      return histogramText(`dataset_${what}_duration_seconds`, `Durations of ${help.toLowerCase()} by outcome.`, figures);
+    };
+  };
+  const builds = finishedFamily('builds', finishedBuilds, 'Finished version builds');
+  const exports = finishedFamily('exports', finishedExports, 'Finished exports');
+
+  const waiting = new Gauge({ name: 'queue_jobs_waiting', help: 'Jobs waiting in each queue (created or to retry).', labelNames: ['queue'], registers: [registry] });
+  const active = new Gauge({ name: 'queue_jobs_active', help: 'Jobs running in each queue.', labelNames: ['queue'], registers: [registry] });
+  const oldest = new Gauge({ name: 'queue_oldest_waiting_seconds', help: 'How long the oldest waiting job of each queue has waited.', labelNames: ['queue'], registers: [registry] });
+  const queues = async () => {
+    waiting.reset();
+    active.reset();
+    oldest.reset();
+    for (const q of await queueFigures(pool)) {
+      waiting.set({ queue: q.queue }, q.waiting);
+      active.set({ queue: q.queue }, q.active);
+      oldest.set({ queue: q.queue }, q.oldestWaitingSeconds);
+    }
+  };
+  const measure: RequestHandler = (req, res, next) => {
+    const end = requests.startTimer();
+    res.once('close', () => end({ method: req.method, route: (res.locals['route'] as string | undefined) ?? 'other', status: String(res.statusCode) }));
+    next();
+  };
+  /** Reads the fleet's figures first (prom-client writes its metrics out concurrently), then writes everything. */
+  const text = async () => {
+    const started = performance.now();
+    const [buildText, exportText] = await Promise.all([builds(), exports(), queues()]);
+    durations = buildText + exportText;
+    fleetRead.set((performance.now() - started) / 1000);
+    return (await registry.metrics()) + durations;
+  };
+  return { registry, measure, text };
+}
+
+/** A histogram family in the Prometheus text format, from cumulative bucket counts per outcome. */
+function histogramText(name: string, help: string, figures: Finished[]): string {
+  const lines = [`# HELP ${name} ${help}`, `# TYPE ${name} histogram`];
+  for (const f of figures) {
+    const outcome = `outcome="${f.outcome}"`;
+    DURATION_BUCKETS.forEach((le, i) => lines.push(`${name}_bucket{le="${le}",${outcome}} ${f.buckets[i]}`));
+    lines.push(`${name}_bucket{le="+Inf",${outcome}} ${f.count}`, `${name}_sum{${outcome}} ${f.seconds}`, `${name}_count{${outcome}} ${f.count}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
