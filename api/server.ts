@@ -2,10 +2,12 @@
 // gracefully (stop accepting, let in-flight requests finish, flush usage, close the pool).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Config } from '../shared/platform/config.ts';
 import { createPool, type Pool } from '../shared/platform/db.ts';
 import type { Logger } from '../shared/platform/log.ts';
 import { migrate } from '../shared/platform/migrate.ts';
+import { problemTypes } from '../shared/platform/problems.ts';
 import { createBlobStore } from '../shared/blobs/createBlobStore.ts';
 import { createBoss, ensureQueues } from '../shared/platform/queue.ts';
 import { UsageMeter } from '../shared/tenancy/usage.ts';
@@ -15,6 +17,20 @@ import { createMetrics } from './metrics.ts';
 import type { Deps } from './defineOperation.ts';
 import { loadOAuthKeys } from '../shared/oauth/keys.ts';
 import { createAuthorizationServer } from './oauth/provider.ts';
+
+/**
+ * A request Node's HTTP parser cannot read (a malformed request line or header, headers too
+ * large): answered with our problem document, as every other refusal, instead of Node's bare 400.
+ */
+function refuseUnreadableRequest(errorsBase: string, log: Logger) {
+  return (error: NodeJS.ErrnoException, socket: Duplex) => {
+    if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
+    const { title, status } = problemTypes['bad-request'];
+    const body = JSON.stringify({ type: `${errorsBase}/bad-request`, title, status, detail: 'The request could not be read as HTTP/1.1: its request line or a header is malformed, or its headers are too large.' });
+    socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    log.info({ code: error.code }, 'request refused: not readable as HTTP');
+  };
+}
 
 export type RunningApi = { server: Server; pool: Pool; port: number; url: string; oauth: Deps['oauth']; stop(): Promise<void> };
 
@@ -46,6 +62,7 @@ export async function startApi(config: Config, databaseUrl: string, log: Logger)
   const metrics = createMetrics(pool);
   const server = createServer(createApp({ config, pool, log, meter, boss, outcomes, blobs, oauth, metrics }));
   server.keepAliveTimeout = 65_000;
+  server.on('clientError', refuseUnreadableRequest(config.errorsBase, log));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, () => resolve());

@@ -2,6 +2,7 @@
 // never succeed); every HTML page carries its security headers; registration keeps plain-http
 // redirect URIs to loopback hosts.
 import { createHash } from 'node:crypto';
+import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import { type Reply, useService } from './support/service.ts';
@@ -31,6 +32,34 @@ describe('requests that cannot be understood, and the pages\' headers', function
     expect(reply.json.type, what).to.equal(`${svc.config.errorsBase}/bad-request`);
     if (code) expect(reply.json.errors.map((e: { code: string }) => e.code), what).to.include(code);
   };
+
+  describe('requests Node cannot parse', () => {
+    /** Sends raw bytes on a socket and returns everything the server answers until it closes. */
+    const raw = (bytes: string) =>
+      new Promise<string>((resolve, reject) => {
+        const url = new URL(svc.url);
+        const socket = connect(Number(url.port), url.hostname, () => socket.end(bytes));
+        let answer = '';
+        socket.on('data', (chunk) => (answer += chunk.toString('latin1')));
+        socket.on('close', () => resolve(answer));
+        socket.on('error', reject);
+      });
+
+    it('when a request line or header is malformed, or the headers are too large, then 400 bad-request as a problem document, not a bare 400', async () => {
+      const cases = [
+        ['a header without a colon', 'GET /v1/datasets HTTP/1.1\r\nHost: x\r\nNot a header\r\n\r\n'],
+        ['a request line that is not HTTP', 'HELLO\r\n\r\n'],
+        ['headers over the limit', `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`],
+      ];
+      for (const [what, bytes] of cases) {
+        const answer = await raw(bytes!);
+        const [head, body] = answer.split('\r\n\r\n');
+        expect(head, what).to.match(/^HTTP\/1\.1 400 Bad Request\r\n/);
+        expect(head, what).to.match(/\r\nContent-Type: application\/problem\+json\r\n/);
+        expect(JSON.parse(body!), what).to.include({ type: `${svc.config.errorsBase}/bad-request`, title: 'Bad Request', status: 400 });
+      }
+    });
+  });
 
   describe('paths and queries', () => {
     it('when a path or a query holds a NUL or bad percent-encoding, then 400 bad-request, on /v1 and elsewhere', async () => {
