@@ -32,7 +32,11 @@ describe('logs that connect', function () {
       headers: { 'content-type': 'text/csv', 'x-request-id': 'trace-build-1' },
     });
     expect(created.status, created.text).to.equal(201);
-    const built = lines().find((l) => l.msg === 'version built' && l['versionId'] === created.json.id);
+    // The worker logs once its job returns, which may be just after the answer went out.
+    const built = await eventually(
+      async () => lines().find((l) => l.msg === 'version built' && l['versionId'] === created.json.id),
+      (l) => l !== undefined,
+    );
     expect(built).to.include({ requestId: 'trace-build-1', accountId, datasetId: ds, versionId: created.json.id, outcome: 'active' });
     expect(built!['jobId']).to.be.a('string');
 
