@@ -126,6 +126,7 @@ async function main(): Promise<number> {
   try {
     parsed = parseArgs({
       allowPositionals: true,
+      tokens: true,
       options: {
         name: { type: 'string' },
         account: { type: 'string' },
@@ -139,6 +140,17 @@ async function main(): Promise<number> {
   } catch (error) {
     process.stderr.write(`operator: ${(error as Error).message}\n`);
     return 2;
+  }
+  // An option given twice is refused, never the last one silently taken (`--mode test --mode live`
+  // must not issue a live key).
+  const seen = new Set<string>();
+  for (const token of parsed.tokens) {
+    if (token.kind !== 'option') continue;
+    if (seen.has(token.name)) {
+      process.stderr.write(`operator: --${token.name} is given more than once; give it once\n`);
+      return 2;
+    }
+    seen.add(token.name);
   }
   if (parsed.values.help) {
     process.stdout.write(`${JSON.stringify({ usage: USAGE })}\n`);

@@ -28,6 +28,15 @@ describe('operator command line', () => {
     expect(list.map((a: { id: string }) => a.id)).to.include(account.id);
   });
 
+  it('when an option is given twice, then the command is refused with exit 2 and nothing is issued', async () => {
+    const account = await ok('accounts', 'create', '--name', 'Twice Ltd');
+    const out = await operator('keys', 'issue', '--account', account.id, '--mode', 'test', '--mode', 'live');
+    expect(out.code).to.equal(2);
+    expect(out.stderr).to.match(/--mode is given more than once/);
+    expect(out.stdout).to.equal('');
+    expect(await ok('keys', 'list', '--account', account.id)).to.deep.equal([]);
+  });
+
   it('when a key is issued, then it is shown once, works on /v1, is listed without its secret and can be revoked', async () => {
     const account = await ok('accounts', 'create', '--name', 'Keys Inc');
     const issued = await ok('keys', 'issue', '--account', account.id, '--mode', 'live');
