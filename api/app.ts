@@ -21,7 +21,7 @@ function mount(router: Router, ops: Operation[], deps: Deps, stripPrefix = ''): 
   for (const [path, pathOps] of byPath) {
     const route = router.route(path.slice(stripPrefix.length) || '/');
     for (const op of pathOps) route[op.method](handlerFor(op, deps));
-    const allowed = pathOps.flatMap((op) => (op.method === 'get' ? ['GET', 'HEAD'] : [op.method.toUpperCase()]));
+    const allowed = [...new Set(pathOps.flatMap((op) => (op.method === 'get' ? ['GET', 'HEAD'] : [op.method.toUpperCase()])))];
     route.all(methodNotAllowed(allowed));
   }
 }

@@ -13,6 +13,7 @@ import type { ProblemType } from '../shared/platform/problems.ts';
 import { parseOrThrow, readJsonBody } from './body.ts';
 import type { AuthorizationServer } from './oauth/provider.ts';
 import type { OAuthKeys } from '../shared/oauth/keys.ts';
+import type { ResumableReception } from './reception/resumable.ts';
 import { type Metrics, setRouteLabel } from './metrics.ts';
 
 export type Deps = {
@@ -26,6 +27,8 @@ export type Deps = {
   outcomes: VersionOutcomes;
   /** Where uploaded files and exports live. */
   blobs: BlobStore;
+  /** Resumable (tus) uploads of upload files. */
+  resumable: ResumableReception;
   /** The OAuth authorization server mounted at /oauth, and its keys. */
   oauth: { provider: AuthorizationServer; keys: OAuthKeys };
   /** This process's Prometheus metrics (GET /metrics), when measured. */
@@ -38,7 +41,7 @@ export type Deps = {
  */
 export type KeptAnswerRenderer = (ctx: { res: Response; deps: Deps; keptBody: Buffer }, payload: never) => Promise<void>;
 
-export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+export type HttpMethod = 'get' | 'head' | 'post' | 'put' | 'patch' | 'delete' | 'options';
 
 export type ResponseSpec = {
   description: string;
@@ -65,6 +68,8 @@ export type Operation<P extends AnyObject = AnyObject, Q extends AnyObject = Any
   description?: string;
   params?: P;
   query?: Q;
+  /** Request headers the operation reads (documentation only; the handler reads them). */
+  requestHeaders?: AnyObject;
   body?: B;
   /** Bodies the handler reads itself (streams, multipart), by content type: documentation only. */
   otherBodies?: Record<string, { schema: z.ZodType; description?: string }>;

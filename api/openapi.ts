@@ -113,6 +113,7 @@ export function buildOpenApiDocument(operations: Operation[], baseUrl: string, e
               }),
             }),
           }),
+        ...(op.requestHeaders && { headers: op.requestHeaders }),
         ...((op.body || op.otherBodies) && {
           body: {
             required: true,

@@ -9,6 +9,7 @@ import type { Logger } from '../shared/platform/log.ts';
 import { migrate } from '../shared/platform/migrate.ts';
 import { problemTypes } from '../shared/platform/problems.ts';
 import { createBlobStore } from '../shared/blobs/createBlobStore.ts';
+import { createResumableReception } from './reception/resumable.ts';
 import { createBoss, ensureQueues } from '../shared/platform/queue.ts';
 import { UsageMeter } from '../shared/tenancy/usage.ts';
 import { VersionOutcomes } from '../shared/domain/versionOutcomes.ts';
@@ -60,7 +61,8 @@ export async function startApi(config: Config, databaseUrl: string, log: Logger)
   const blobs = await createBlobStore(config, pool);
   const oauth = { provider: createAuthorizationServer(config, pool, log, oauthKeys), keys: oauthKeys };
   const metrics = createMetrics(pool);
-  const server = createServer(createApp({ config, pool, log, meter, boss, outcomes, blobs, oauth, metrics }));
+  const resumable = createResumableReception({ config, pool, blobs, log }, databaseUrl);
+  const server = createServer(createApp({ config, pool, log, meter, boss, outcomes, blobs, resumable, oauth, metrics }));
   server.keepAliveTimeout = 65_000;
   server.on('clientError', refuseUnreadableRequest(config.errorsBase, log));
   await new Promise<void>((resolve, reject) => {
@@ -85,6 +87,7 @@ export async function startApi(config: Config, databaseUrl: string, log: Logger)
     await boss.stop({ graceful: true, timeout: config.shutdownTimeoutMs });
     boss.removeAllListeners('error').on('error', () => {});
     await meter.stop();
+    await resumable.stop();
     await blobs.close();
     await pool.end();
   };

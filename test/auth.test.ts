@@ -89,6 +89,7 @@ describe('authentication filter (../shared/spec/service-spec.md §5)', () => {
     const { PgBoss } = await import('pg-boss');
     const { VersionOutcomes } = await import('../shared/domain/versionOutcomes.ts');
     const deadUrl = 'postgres://nobody:none@127.0.0.1:9/none';
+    const deadBlobs = await (await import('../shared/blobs/createBlobStore.ts')).createBlobStore({ ...svc.config, blobStore: { kind: 'postgres' } }, deadPool);
     const server = createServer(
       createApp({
         config: svc.config,
@@ -97,7 +98,8 @@ describe('authentication filter (../shared/spec/service-spec.md §5)', () => {
         meter: new UsageMeter(deadPool, log, 60_000),
         boss: new PgBoss(deadUrl),
         outcomes: new VersionOutcomes(deadUrl, log),
-        blobs: await (await import('../shared/blobs/createBlobStore.ts')).createBlobStore({ ...svc.config, blobStore: { kind: 'postgres' } }, deadPool),
+        blobs: deadBlobs,
+        resumable: (await import('../api/reception/resumable.ts')).createResumableReception({ config: svc.config, pool: deadPool, blobs: deadBlobs, log }, deadUrl),
         oauth: svc.api.oauth,
       }),
     );

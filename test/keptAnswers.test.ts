@@ -17,7 +17,7 @@ describe('kept answers hold no live capability', () => {
     return rows[0] as { response_body: Buffer; response_streamed: unknown };
   };
 
-  it('when an upload is created with a key, then its URL is not stored, and the replay signs the same URL again, byte for byte', async () => {
+  it('when an upload is created with a key, then its URLs (PUT and tus) are not stored, and the replay signs the same URLs again, byte for byte', async () => {
     const first = await svc.request(`/v1/datasets/${ds}/uploads`, { key, json: { filename: 'a.csv' }, idempotencyKey: 'upload-kept' });
     expect(first.status).to.equal(201);
     const url = new URL(first.json.url);
@@ -29,6 +29,10 @@ describe('kept answers hold no live capability', () => {
     expect(stored).not.to.include(signature!);
     expect(stored).not.to.include(first.json.url);
     expect(JSON.parse(row.response_body.toString('utf8')).url).to.equal(null);
+    const tusSignature = new URL(first.json.tusEndpoint).searchParams.get('signature');
+    expect(tusSignature).to.be.a('string').with.length.greaterThan(10);
+    expect(stored).not.to.include(tusSignature!);
+    expect(JSON.parse(row.response_body.toString('utf8')).tusEndpoint).to.equal(null);
 
     const replay = await svc.request(`/v1/datasets/${ds}/uploads`, { key, json: { filename: 'a.csv' }, idempotencyKey: 'upload-kept' });
     expect(replay.status).to.equal(201);

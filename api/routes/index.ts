@@ -10,6 +10,13 @@ import getServiceMetrics from './health/metrics.ts';
 import { healthz, readyz } from './health/probes.ts';
 import createUpload from './uploads/create.ts';
 import putUpload from './uploads/put.ts';
+import {
+  appendResumableUpload,
+  createResumableUpload,
+  describeResumableUploads,
+  getResumableUploadOffset,
+  terminateResumableUpload,
+} from './uploads/resumable.ts';
 import createVersion from './versions/create.ts';
 import getVersion from './versions/get.ts';
 import listVersions from './versions/list.ts';
@@ -24,6 +31,11 @@ export const operations: Operation[] = [
   getDataset,
   createUpload,
   putUpload,
+  createResumableUpload,
+  getResumableUploadOffset,
+  appendResumableUpload,
+  terminateResumableUpload,
+  describeResumableUploads,
   createVersion,
   listVersions,
   getVersion,

@@ -30,8 +30,12 @@ export async function deleteBlobRecord(db: Queryable, id: string): Promise<void>
   await db.query('DELETE FROM blobs WHERE id = $1', [id]);
 }
 
-/** The blob is complete: its size and digest are set, and it needs no writer any more. */
-export async function completeBlob(db: Queryable, id: string, bytes: number, sha256: Buffer): Promise<void> {
+/**
+ * The blob is complete: its size (and digest, when it was computed) are set, and it needs no
+ * writer any more. A resumable upload's digest is not known: its bytes came in pieces, maybe to
+ * several processes.
+ */
+export async function completeBlob(db: Queryable, id: string, bytes: number, sha256: Buffer | null): Promise<void> {
   await db.query('UPDATE blobs SET bytes = $2, sha256 = $3, writer_seen_at = NULL WHERE id = $1', [id, bytes, sha256]);
 }
 

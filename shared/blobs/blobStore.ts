@@ -2,6 +2,7 @@
 // postgresBlobStore.ts (the default) and s3BlobStore.ts (an S3-compatible object store);
 // createBlobStore.ts picks one. Either way a file is also a row in `blobs` (blobRecords.ts).
 import type { Readable } from 'node:stream';
+import type { DataStore } from '@tus/utils';
 import { Problem } from '../platform/problems.ts';
 
 export type StoredBlob = { id: string; bytes: number; sha256: Buffer };
@@ -33,7 +34,16 @@ export type BlobStore = {
    * `expiresSeconds`: the same inputs give the same URL, so an answer can be rendered again.
    */
   presignUpload?(blobId: string, signedAt: Date, expiresSeconds: number): Promise<string>;
-  /** Object stores only: the size of a blob a client uploaded itself; undefined while absent. */
+  /**
+   * Resumable uploads into blobs (the tus protocol, served by @tus/server), keyed by blob id:
+   * postgresResumableStore.ts or s3ResumableStore.ts. Their offsets are kept in PostgreSQL, so
+   * that any process can resume an upload another one started.
+   */
+  readonly resumable: DataStore;
+  /**
+   * The size of a blob a client uploaded itself (straight to the object store, or resumably);
+   * undefined while it is not whole.
+   */
   uploadedSize?(id: string): Promise<number | undefined>;
   /** Object stores only: a presigned GET URL serving the blob as a named download. */
   presignDownload?(id: string, download: { filename: string; contentType: string }, expiresSeconds: number): Promise<string>;

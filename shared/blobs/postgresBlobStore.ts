@@ -1,14 +1,40 @@
 // The PostgreSQL blob store (the default): files as numbered 1 MiB chunks in `blob_chunks`,
 // written and read as streams, so no file is ever held whole in memory or on local disk, and
-// every process on any machine sees it.
+// every process on any machine sees it. A file is written whole from one stream, or resumably
+// (tus) in pieces that may come to different processes: `resumable_blobs` keeps such a file's
+// declared length and the bytes received. The only writer of both tables.
 import { createHash } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import { DataStore, ERRORS, Upload } from '@tus/utils';
 import { to as copyTo } from 'pg-copy-streams';
 import { type BlobSource, type BlobStore, type StoredBlob, TooLarge } from './blobStore.ts';
-import { completeBlob, deleteBlobRecord, insertBlob, WriterBehind, type WriterHeartbeat } from './blobRecords.ts';
-import type { Pool, Queryable } from '../platform/db.ts';
+import { completeBlob, deleteBlobRecord, insertBlob, insertUnwrittenBlob, WriterBehind, type WriterHeartbeat } from './blobRecords.ts';
+import { type Pool, type Queryable, withTransaction } from '../platform/db.ts';
 import { newId } from '../platform/ids.ts';
 
 export const CHUNK_BYTES = 1024 * 1024;
+
+/** A stream's pieces gathered into chunks of CHUNK_BYTES (the last one shorter). */
+class Gathered {
+  private pieces: Buffer[] = [];
+  private bytes = 0;
+
+  /** Adds a piece; true once a chunk is full. */
+  add(piece: Buffer): boolean {
+    this.pieces.push(piece);
+    this.bytes += piece.length;
+    return this.bytes >= CHUNK_BYTES;
+  }
+
+  /** What was gathered, as one buffer (undefined when nothing), and starts again. */
+  take(): Buffer | undefined {
+    if (this.bytes === 0) return undefined;
+    const data = this.pieces.length === 1 ? this.pieces[0]! : Buffer.concat(this.pieces, this.bytes);
+    this.pieces = [];
+    this.bytes = 0;
+    return data;
+  }
+}
 
 /**
  * Streams `source` into a new blob. Over `maxBytes` it stops reading, deletes what it wrote and
@@ -29,14 +55,10 @@ async function writeBlob(
   heartbeat.add(id);
   let seq = 0;
   let bytes = 0;
-  let pending: Buffer[] = [];
-  let pendingBytes = 0;
+  const gathered = new Gathered();
   const flush = async () => {
-    if (pendingBytes === 0) return;
-    const data = pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes);
-    pending = [];
-    pendingBytes = 0;
-    await db.query('INSERT INTO blob_chunks (blob_id, seq, data) VALUES ($1, $2, $3)', [id, seq++, data]);
+    const data = gathered.take();
+    if (data) await db.query('INSERT INTO blob_chunks (blob_id, seq, data) VALUES ($1, $2, $3)', [id, seq++, data]);
   };
   try {
     await onCreated?.(id);
@@ -44,9 +66,7 @@ async function writeBlob(
       bytes += chunk.length;
       if (bytes > maxBytes) throw new TooLarge(maxBytes);
       hash.update(chunk);
-      pending.push(chunk);
-      pendingBytes += chunk.length;
-      if (pendingBytes >= CHUNK_BYTES) await flush();
+      if (gathered.add(chunk)) await flush();
     }
     await flush();
     const sha256 = hash.digest();
@@ -148,6 +168,120 @@ export async function* copyFieldBytes(stream: AsyncIterable<Buffer>, onRow?: () 
   }
 }
 
+type ResumableRow = { length: string; received: string; metadata: Record<string, string | null> | null; created_at: Date };
+
+/**
+ * Resumable uploads (@tus/server's DataStore), keyed by blob id. The bytes go to `blob_chunks` as
+ * they arrive, each chunk stored in the same statement that moves the offset in
+ * `resumable_blobs`, so that the offset any process reads is exactly what is stored.
+ */
+class PostgresResumableStore extends DataStore {
+  private readonly pool: Pool;
+
+  constructor(pool: Pool) {
+    super();
+    this.pool = pool;
+    this.extensions = ['creation', 'creation-with-upload', 'termination', 'expiration'];
+  }
+
+  override async create(upload: Upload): Promise<Upload> {
+    const length = upload.size ?? 0;
+    await withTransaction(this.pool, async (client) => {
+      await insertUnwrittenBlob(client, upload.id);
+      await client.query('INSERT INTO resumable_blobs (blob_id, length, metadata) VALUES ($1, $2, $3)', [upload.id, length, upload.metadata ?? null]);
+      if (length === 0) await completeBlob(client, upload.id, 0, null);
+    });
+    upload.creation_date = new Date().toISOString();
+    return upload;
+  }
+
+  override async getUpload(id: string): Promise<Upload> {
+    const { rows } = await this.pool.query<ResumableRow>('SELECT length, received, metadata, created_at FROM resumable_blobs WHERE blob_id = $1', [id]);
+    const row = rows[0];
+    if (!row) throw ERRORS.FILE_NOT_FOUND;
+    return new Upload({
+      id,
+      size: Number(row.length),
+      offset: Number(row.received),
+      ...(row.metadata && { metadata: row.metadata }),
+      creation_date: row.created_at.toISOString(),
+    });
+  }
+
+  /**
+   * Appends the request's bytes from `offset` in 1 MiB chunks, each stored with its move of the
+   * offset. A request cut off keeps what arrived (the last, shorter chunk too), which is where the
+   * client resumes. Two writers at once (possible only if a lock was lost) cannot both append: the
+   * second one's expected offset no longer matches, and it gets 409.
+   */
+  override async write(stream: Readable, id: string, offset: number): Promise<number> {
+    let received = offset;
+    const gathered = new Gathered();
+    const flush = async () => {
+      const data = gathered.take();
+      if (!data) return;
+      const moved = await appendChunk(this.pool, id, received, data);
+      if (!moved) throw ERRORS.INVALID_OFFSET;
+      received = moved.received;
+      if (moved.received === moved.length) await completeBlob(this.pool, id, moved.length, null);
+    };
+    try {
+      for await (const chunk of stream as AsyncIterable<Buffer>) {
+        if (gathered.add(chunk)) await flush();
+      }
+    } catch (error) {
+      await flush().catch(() => {});
+      throw error;
+    }
+    await flush();
+    return received;
+  }
+
+  override async remove(id: string): Promise<void> {
+    const { rowCount } = await this.pool.query('SELECT 1 FROM resumable_blobs WHERE blob_id = $1', [id]);
+    if (!rowCount) throw ERRORS.FILE_NOT_FOUND;
+    await deleteBlobRecord(this.pool, id);
+  }
+
+  /** Expiry is the upload's (shared/domain/resumableUploads.ts); unused uploads are purged with their files. */
+  override getExpiration(): number {
+    return 0;
+  }
+}
+
+/**
+ * The size of a resumable blob received whole, completing it if its last chunk was stored but the
+ * process stopped before marking it complete; undefined while bytes are missing.
+ */
+async function resumableBlobSize(db: Pool, id: string): Promise<number | undefined> {
+  const { rows } = await db.query<{ bytes: string | null; length: string | null; received: string | null }>(
+    'SELECT b.bytes, r.length, r.received FROM blobs b LEFT JOIN resumable_blobs r ON r.blob_id = b.id WHERE b.id = $1',
+    [id],
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  if (row.bytes !== null) return Number(row.bytes);
+  if (row.length === null || row.received !== row.length) return undefined;
+  await completeBlob(db, id, Number(row.length), null);
+  return Number(row.length);
+}
+
+/**
+ * Stores the next chunk of a resumable blob if `expectedOffset` is still its offset: the new
+ * offset and the declared length, or undefined when another writer moved it first.
+ */
+async function appendChunk(db: Queryable, id: string, expectedOffset: number, data: Buffer): Promise<{ received: number; length: number } | undefined> {
+  const { rows } = await db.query<{ received: string; length: string }>(
+    `WITH moved AS (
+       UPDATE resumable_blobs SET received = received + $3::bigint, next_seq = next_seq + 1
+       WHERE blob_id = $1::text AND received = $2::bigint RETURNING next_seq - 1 AS seq, received, length),
+     stored AS (INSERT INTO blob_chunks (blob_id, seq, data) SELECT $1::text, seq, $4::bytea FROM moved)
+     SELECT received, length FROM moved`,
+    [id, expectedOffset, data.length, data],
+  );
+  return rows[0] && { received: Number(rows[0].received), length: Number(rows[0].length) };
+}
+
 export function createPostgresBlobStore(pool: Pool, writers: WriterHeartbeat, patienceMs: number): BlobStore {
   return {
     kind: 'postgres',
@@ -155,6 +289,8 @@ export function createPostgresBlobStore(pool: Pool, writers: WriterHeartbeat, pa
     readsWhileWritten: true,
     read: (id) => readBlob(pool, id, patienceMs),
     delete: (id) => deleteBlobRecord(pool, id),
+    resumable: new PostgresResumableStore(pool),
+    uploadedSize: (id) => resumableBlobSize(pool, id),
     close: async () => writers.stop(),
   };
 }

@@ -2,7 +2,7 @@
 // `blobs` row as everywhere else. Writes are multipart uploads fed as the source streams (memory
 // holds a few 5 MiB parts); clients upload and download large files straight to and from the
 // bucket through presigned URLs.
-import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { createHash } from 'node:crypto';
@@ -12,9 +12,14 @@ import { completeBlob, deleteBlobRecord, insertBlob, insertUnwrittenBlob, type W
 import type { S3Settings } from '../platform/config.ts';
 import type { Pool } from '../platform/db.ts';
 import { newId } from '../platform/ids.ts';
+import { S3ResumableStore } from './s3ResumableStore.ts';
 
 export function createS3Client(settings: S3Settings): S3Client {
-  return new S3Client({
+  return new S3Client(s3ClientConfig(settings));
+}
+
+function s3ClientConfig(settings: S3Settings): S3ClientConfig {
+  return {
     region: settings.region,
     ...(settings.endpoint && { endpoint: settings.endpoint, forcePathStyle: true }),
     ...(settings.accessKeyId && settings.secretAccessKey && {
@@ -23,7 +28,7 @@ export function createS3Client(settings: S3Settings): S3Client {
     // Plain bodies: not every S3-compatible server reads aws-chunked uploads with checksum trailers.
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
-  });
+  };
 }
 
 const isMissing = (error: unknown) => {
@@ -34,8 +39,10 @@ const isMissing = (error: unknown) => {
 export function createS3BlobStore(settings: S3Settings, pool: Pool, writers: WriterHeartbeat): BlobStore {
   const s3 = createS3Client(settings);
   const Bucket = settings.bucket;
+  const resumable = new S3ResumableStore({ ...s3ClientConfig(settings), bucket: Bucket }, pool);
 
   const remove = async (id: string) => {
+    await resumable.discardUnder(id);
     await s3.send(new DeleteObjectCommand({ Bucket, Key: id }));
     await deleteBlobRecord(pool, id);
   };
@@ -83,6 +90,7 @@ export function createS3BlobStore(settings: S3Settings, pool: Pool, writers: Wri
       yield* object.Body as Readable;
     },
     delete: remove,
+    resumable,
     async newDirectUpload() {
       const blobId = newId('blob');
       await insertUnwrittenBlob(pool, blobId);
@@ -111,6 +119,7 @@ export function createS3BlobStore(settings: S3Settings, pool: Pool, writers: Wri
     close: async () => {
       writers.stop();
       s3.destroy();
+      resumable.close();
     },
   };
 }

@@ -17,6 +17,8 @@ export type UploadRecord = {
   sha256: Buffer | null;
   expiresAt: Date;
   createdAt: Date;
+  /** When a resumable (tus) upload of its file started; null when none is under way. */
+  resumableAt: Date | null;
 };
 
 type Row = {
@@ -31,6 +33,7 @@ type Row = {
   sha256: Buffer | null;
   expires_at: Date;
   created_at: Date;
+  resumable_at: Date | null;
 };
 
 const toRecord = (r: Row): UploadRecord => ({
@@ -45,6 +48,7 @@ const toRecord = (r: Row): UploadRecord => ({
   sha256: r.sha256,
   expiresAt: r.expires_at,
   createdAt: r.created_at,
+  resumableAt: r.resumable_at,
 });
 
 export const uploadPath = (id: string) => `/uploads/${id}`;
@@ -69,7 +73,7 @@ export async function findUpload(db: Queryable, id: string): Promise<UploadRecor
 /** Records the file of a pending or uploaded upload; undefined when it was used meanwhile. */
 export async function attachBlob(db: Queryable, id: string, blob: { id: string; bytes: number; sha256: Buffer }): Promise<{ previousBlobId: string | null } | undefined> {
   const { rows } = await db.query<{ previous: string | null }>(
-    `UPDATE uploads u SET status = 'uploaded', blob_id = $2, bytes = $3, sha256 = $4, uploaded_at = now()
+    `UPDATE uploads u SET status = 'uploaded', blob_id = $2, bytes = $3, sha256 = $4, uploaded_at = now(), resumable_at = NULL
      FROM (SELECT blob_id AS previous FROM uploads WHERE id = $1 FOR UPDATE) p
      WHERE u.id = $1 AND u.status <> 'used' RETURNING p.previous`,
     [id, blob.id, blob.bytes, blob.sha256],
@@ -87,9 +91,39 @@ export async function markUploaded(db: Queryable, id: string, bytes: number): Pr
   if (rows[0]?.blob_id) await setBlobBytes(db, rows[0].blob_id, bytes);
 }
 
+/**
+ * Starts the one resumable upload of a pending upload, into its blob: the one it has (an object
+ * store's), else `newBlobId`. The blob id, or undefined when the upload is not pending or already
+ * has a resumable upload.
+ */
+export async function startResumable(db: Queryable, id: string, newBlobId: string): Promise<string | undefined> {
+  const { rows } = await db.query<{ blob_id: string }>(
+    `UPDATE uploads SET resumable_at = now(), blob_id = coalesce(blob_id, $2)
+     WHERE id = $1 AND status = 'pending' AND resumable_at IS NULL RETURNING blob_id`,
+    [id, newBlobId],
+  );
+  return rows[0]?.blob_id;
+}
+
+/**
+ * Ends an upload's resumable upload (terminated, or never created): it is pending again, with no
+ * file; `blobId` is forgotten when it was made for that upload (an object store's stays).
+ */
+export async function endResumable(db: Queryable, id: string, forgetBlobId: string | null): Promise<void> {
+  await db.query(
+    `UPDATE uploads SET resumable_at = NULL, status = 'pending', bytes = NULL, uploaded_at = NULL,
+       blob_id = CASE WHEN blob_id = $2 THEN NULL ELSE blob_id END
+     WHERE id = $1 AND status <> 'used'`,
+    [id, forgetBlobId],
+  );
+}
+
+/** How long an upload not used by a version is kept, its resumable upload included. */
+export const UNUSED_UPLOAD_HOURS = 24;
+
 /** Deletes uploads never used, 24 hours on (their files become orphans: fileRetention.ts). */
 export async function deleteUnusedUploads(db: Queryable): Promise<number> {
-  const { rowCount } = await db.query(`DELETE FROM uploads WHERE status <> 'used' AND created_at < now() - interval '24 hours'`);
+  const { rowCount } = await db.query(`DELETE FROM uploads WHERE status <> 'used' AND created_at < now() - make_interval(hours => $1)`, [UNUSED_UPLOAD_HOURS]);
   return rowCount ?? 0;
 }
 

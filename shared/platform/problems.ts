@@ -16,7 +16,8 @@ export const problemTypes = {
     title: 'Forbidden',
     description:
       'The credential is valid but lacks what the operation needs: service.write for every mutating call, ' +
-      'service.read for reads. Also answered for an upload URL whose signature is wrong or expired.',
+      'service.read for reads. Also answered for an upload URL whose signature is wrong or expired, and (as the tus ' +
+      'protocol prescribes) for a tus PATCH without Upload-Offset or with another Content-Type than application/offset+octet-stream.',
   },
   'not-found': {
     status: 404,
@@ -36,7 +37,9 @@ export const problemTypes = {
     title: 'Conflict',
     description:
       'The request collides with an existing resource, most often an externalRef already used by a dataset of ' +
-      'this account and mode (the existingId member names it). Do not retry: the existing resource is the answer.',
+      'this account and mode (the existingId member names it). Do not retry: the existing resource is the answer. ' +
+      'For uploads: the upload was already used by a version, or (tus) already has a resumable upload under way, or a ' +
+      'PATCH came with an Upload-Offset other than the upload\'s offset (HEAD the upload URL to learn it).',
   },
   'payload-too-large': {
     status: 413,
@@ -79,6 +82,34 @@ export const problemTypes = {
     description:
       'One or more rows of the uploaded file are invalid, so nothing was written. The errors member lists every ' +
       'problem as {row, field, code, message}, with rows numbered as a spreadsheet shows them (the header is row 1).',
+  },
+  gone: {
+    status: 410,
+    title: 'Gone',
+    description:
+      'A resumable (tus) upload that was not finished within 24 hours of requesting its upload has expired, with the ' +
+      'bytes it received. Request a new upload (POST /v1/datasets/{id}/uploads) and send the file again.',
+  },
+  'precondition-failed': {
+    status: 412,
+    title: 'Precondition Failed',
+    description:
+      'A tus request without the Tus-Resumable header, or with a protocol version this service does not speak. ' +
+      'Send Tus-Resumable: 1.0.0 (tus clients do).',
+  },
+  locked: {
+    status: 423,
+    title: 'Locked',
+    description:
+      'Another request is working on the same resumable upload and did not let go in time (it was asked to). ' +
+      'Retry shortly: tus clients do so themselves.',
+  },
+  'not-implemented': {
+    status: 501,
+    title: 'Not Implemented',
+    description:
+      'The tus request needs a protocol extension this service does not offer (creation-defer-length or ' +
+      'concatenation). Declare the upload\'s length when creating it, and send its parts in order.',
   },
   internal: {
     status: 500,

@@ -1,0 +1,23 @@
+// A user's upload program, run as a child process: tus-js-client sends a file to a tus endpoint
+// (or resumes an upload URL) and prints, as JSON lines, the upload URL, progress and the end.
+// Usage: node test/support/tusClient.ts <file> <endpoint> [<upload url to resume>]
+import { readFileSync } from 'node:fs';
+import { Upload } from 'tus-js-client';
+
+const [file, endpoint, uploadUrl] = process.argv.slice(2);
+const bytes = readFileSync(file!);
+const say = (line: object) => process.stdout.write(`${JSON.stringify(line)}\n`);
+
+const upload = new Upload(bytes, {
+  endpoint: endpoint!,
+  ...(uploadUrl && { uploadUrl }),
+  retryDelays: [0, 500, 1000, 2000],
+  onUploadUrlAvailable: () => say({ url: upload.url }),
+  onProgress: (sent, total) => say({ sent, total }),
+  onSuccess: () => say({ done: true }),
+  onError: (error) => {
+    say({ error: String(error) });
+    process.exitCode = 1;
+  },
+});
+upload.start();
