@@ -1,12 +1,13 @@
 // `npm run bench -- <scenario> [options]`: benchmarks that print a table against a baseline
 // measured in the same run. Scenarios: api, ingest [--rows N] [--large], export, errors [--rows N],
-// soak [--seconds N].
+// soak [--seconds N], upload [--mb N] [--rounds N] [--s3].
 import { startTestDatabaseServer, stopTestDatabaseServer } from '../setup/database.ts';
 import { benchApi } from './api.ts';
 import { benchErrors } from './errors.ts';
 import { benchExport } from './export.ts';
 import { benchIngest } from './ingest.ts';
 import { benchSoak } from './soak.ts';
+import { benchUpload } from './upload.ts';
 
 const scenarios: Record<string, () => Promise<void>> = {
   api: benchApi,
@@ -14,6 +15,7 @@ const scenarios: Record<string, () => Promise<void>> = {
   export: benchExport,
   errors: () => benchErrors(process.argv.slice(3)),
   soak: () => benchSoak(process.argv.slice(3)),
+  upload: () => benchUpload(process.argv.slice(3)),
 };
 const name = process.argv[2] ?? 'api';
 const scenario = scenarios[name];
