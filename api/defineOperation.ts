@@ -14,6 +14,7 @@ import { parseOrThrow, readJsonBody } from './body.ts';
 import type { AuthorizationServer } from './oauth/provider.ts';
 import type { OAuthKeys } from '../shared/oauth/keys.ts';
 import type { ResumableReception } from './reception/resumable.ts';
+import type { SecretBox } from '../shared/platform/sealedSecrets.ts';
 import { type Metrics, setRouteLabel } from './metrics.ts';
 
 export type Deps = {
@@ -29,6 +30,8 @@ export type Deps = {
   blobs: BlobStore;
   /** Resumable (tus) uploads of upload files. */
   resumable: ResumableReception;
+  /** Seals and opens webhook signing secrets. */
+  secrets: SecretBox;
   /** The OAuth authorization server mounted at /oauth, and its keys. */
   oauth: { provider: AuthorizationServer; keys: OAuthKeys };
   /** This process's Prometheus metrics (GET /metrics), when measured. */

@@ -6,6 +6,7 @@ import type { RequestHandler, Response } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DURATION_BUCKETS, type Finished, finishedBuilds, finishedExports, queueFigures } from '../shared/domain/serviceFigures.ts';
 import type { Pool } from '../shared/platform/db.ts';
+import { deliveryCounts } from '../shared/domain/webhookDeliveries.ts';
 
 /** The route label of an answer: the operation's path template, never the URL (ids would explode the series). */
 export function setRouteLabel(res: Response, path: string): void {
@@ -61,6 +62,16 @@ export function createMetrics(pool: Pool): Metrics {
       oldest.set({ queue: q.queue }, q.oldestWaitingSeconds);
     }
   };
+  const deliveries = new Gauge({
+    name: 'webhook_deliveries',
+    help: 'Webhook deliveries of the events kept (30 days) by outcome: pending, delivered, failed (every attempt), skipped (endpoint gone).',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  const webhooks = async () => {
+    deliveries.reset();
+    for (const d of await deliveryCounts(pool)) deliveries.set({ outcome: d.status }, d.count);
+  };
   const measure: RequestHandler = (req, res, next) => {
     const end = requests.startTimer();
     res.once('close', () => end({ method: req.method, route: (res.locals['route'] as string | undefined) ?? 'other', status: String(res.statusCode) }));
@@ -69,7 +80,7 @@ export function createMetrics(pool: Pool): Metrics {
   /** Reads the fleet's figures first (prom-client writes its metrics out concurrently), then writes everything. */
   const text = async () => {
     const started = performance.now();
-    const [buildText, exportText] = await Promise.all([builds(), exports(), queues()]);
+    const [buildText, exportText] = await Promise.all([builds(), exports(), queues(), webhooks()]);
     durations = buildText + exportText;
     fleetRead.set((performance.now() - started) / 1000);
     return (await registry.metrics()) + durations;

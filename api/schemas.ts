@@ -1,5 +1,6 @@
 // Response schemas shared by several operations (for the OpenAPI document).
 import { z } from 'zod';
+import { badRequest } from '../shared/platform/problems.ts';
 
 export const ProblemSchema = z
   .object({
@@ -24,6 +25,9 @@ export const listOf = <T extends z.ZodType>(item: T, id: string) =>
       nextCursor: z.string().nullable().meta({ description: 'Pass as ?cursor= for the next page; null on the last.' }),
     })
     .meta({ id });
+
+/** The 400 of a list asked for a page after a cursor it never gave. */
+export const invalidCursor = () => badRequest('The cursor is not valid.', [{ field: 'cursor', code: 'invalid', message: 'Use nextCursor of a previous page.' }]);
 
 export const PaginationQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20).meta({ description: 'Page size, 1 to 100.' }),

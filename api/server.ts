@@ -10,6 +10,7 @@ import { migrate } from '../shared/platform/migrate.ts';
 import { problemTypes } from '../shared/platform/problems.ts';
 import { createBlobStore } from '../shared/blobs/createBlobStore.ts';
 import { createResumableReception } from './reception/resumable.ts';
+import { SecretBox } from '../shared/platform/sealedSecrets.ts';
 import { createBoss, ensureQueues } from '../shared/platform/queue.ts';
 import { UsageMeter } from '../shared/tenancy/usage.ts';
 import { VersionOutcomes } from '../shared/domain/versionOutcomes.ts';
@@ -62,7 +63,8 @@ export async function startApi(config: Config, databaseUrl: string, log: Logger)
   const oauth = { provider: createAuthorizationServer(config, pool, log, oauthKeys), keys: oauthKeys };
   const metrics = createMetrics(pool);
   const resumable = createResumableReception({ config, pool, blobs, log }, databaseUrl);
-  const server = createServer(createApp({ config, pool, log, meter, boss, outcomes, blobs, resumable, oauth, metrics }));
+  const secrets = new SecretBox(config.webhookSecretsKey, pool);
+  const server = createServer(createApp({ config, pool, log, meter, boss, outcomes, blobs, resumable, secrets, oauth, metrics }));
   server.keepAliveTimeout = 65_000;
   server.on('clientError', refuseUnreadableRequest(config.errorsBase, log));
   await new Promise<void>((resolve, reject) => {

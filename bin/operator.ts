@@ -15,6 +15,9 @@ import { listFailedJobs, NotRetryable, retryJob } from '../shared/domain/failedJ
 import { createBoss, ensureQueues } from '../shared/platform/queue.ts';
 import { readUsage } from '../shared/tenancy/usage.ts';
 import type { PgBoss } from 'pg-boss';
+import { eventById } from '../shared/domain/events.ts';
+import { endpointOwner } from '../shared/domain/webhookEndpoints.ts';
+import { endpointsOfEvent, recentDeliveries, redeliver } from '../shared/domain/webhookDeliveries.ts';
 
 class UsageError extends Error {}
 
@@ -29,9 +32,11 @@ const USAGE = `usage: operator <command>
   people unlock --email EMAIL                  (after too many wrong passwords)
   usage --account ACC [--from YYYY-MM-DD] [--to YYYY-MM-DD]
   jobs list
-  jobs retry JOB_ID`;
+  jobs retry JOB_ID
+  webhooks deliveries [--endpoint WE_ID] [--event EVT_ID] [--limit N]   (newest first, with the last attempt)
+  webhooks redeliver EVT_ID [--endpoint WE_ID]   (to that endpoint, or again to every endpoint it went to)`;
 
-type Values = { name?: string; account?: string; mode?: string; email?: string; from?: string; to?: string };
+type Values = { name?: string; account?: string; mode?: string; email?: string; from?: string; to?: string; endpoint?: string; event?: string; limit?: string };
 
 function required(values: Values, name: keyof Values): string {
   const value = values[name];
@@ -116,6 +121,28 @@ async function run(pool: Pool, databaseUrl: string, command: string, positionals
         }
       });
     }
+    case 'webhooks deliveries': {
+      const limit = values.limit === undefined ? 20 : Number(values.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new UsageError('--limit must be a whole number from 1 to 1000');
+      return recentDeliveries(pool, { endpointId: values.endpoint, eventId: values.event, limit });
+    }
+    case 'webhooks redeliver': {
+      const eventId = positionals[0];
+      if (!eventId) throw new UsageError('webhooks redeliver takes EVT_ID');
+      const event = await eventById(pool, eventId);
+      if (!event) throw new UsageError(`no event ${eventId}`);
+      const endpoints = values.endpoint === undefined ? await endpointsOfEvent(pool, eventId) : [values.endpoint];
+      for (const id of endpoints) {
+        const owner = await endpointOwner(pool, id);
+        if (!owner || owner.deleted) throw new UsageError(`no webhook endpoint ${id}`);
+        if (owner.accountId !== event.accountId || owner.mode !== event.mode) throw new UsageError(`${id} does not take ${eventId}: another account or mode`);
+      }
+      if (endpoints.length === 0) throw new UsageError(`${eventId} went to no endpoint: name one with --endpoint`);
+      return withQueue(databaseUrl, async (boss) => ({
+        eventId,
+        deliveries: await Promise.all(endpoints.map(async (endpointId) => ({ endpointId, deliveryId: await redeliver(pool, boss, eventId, endpointId) }))),
+      }));
+    }
     default:
       throw new UsageError(`unknown command: ${command || '(none)'}\n${USAGE}`);
   }
@@ -134,6 +161,9 @@ async function main(): Promise<number> {
         email: { type: 'string' },
         from: { type: 'string' },
         to: { type: 'string' },
+        endpoint: { type: 'string' },
+        event: { type: 'string' },
+        limit: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });

@@ -100,6 +100,7 @@ describe('authentication filter (../shared/spec/service-spec.md §5)', () => {
         outcomes: new VersionOutcomes(deadUrl, log),
         blobs: deadBlobs,
         resumable: (await import('../api/reception/resumable.ts')).createResumableReception({ config: svc.config, pool: deadPool, blobs: deadBlobs, log }, deadUrl),
+        secrets: new (await import('../shared/platform/sealedSecrets.ts')).SecretBox(undefined, deadPool),
         oauth: svc.api.oauth,
       }),
     );

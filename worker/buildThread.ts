@@ -53,7 +53,7 @@ port.on('message', (message: ToBuildThread) => {
   }
   const controller = new AbortController();
   running = controller;
-  buildVersionNow(pool, blobs, message.versionId, controller.signal).then(
+  buildVersionNow(pool, blobs, config, message.versionId, controller.signal).then(
     (summary) => port.postMessage({ type: 'built', summary } satisfies FromBuildThread),
     (error: unknown) => port.postMessage({ type: 'threw', error: thrown(error) } satisfies FromBuildThread),
   ).finally(() => {

@@ -14,6 +14,12 @@ import { purgeIdempotencyKeys } from './jobs/purgeIdempotencyKeys.ts';
 import { purgeStaleFiles } from './jobs/purgeStaleFiles.ts';
 import { purgeOAuthRecords } from './jobs/purgeOAuthRecords.ts';
 import { sweepAbandonedFiles } from './jobs/sweepAbandonedFiles.ts';
+import { deliverWebhooks } from './jobs/deliverWebhook.ts';
+import { purgeEvents } from './jobs/purgeEvents.ts';
+import { purgeDataset } from './jobs/purgeDataset.ts';
+import { EventRelay } from './eventRelay.ts';
+import { WebhookPoster } from './webhookPost.ts';
+import { SecretBox } from '../shared/platform/sealedSecrets.ts';
 
 /**
  * `concurrency` build consumers. pg-boss fetches the next job after a poll delay unless the worker
@@ -42,6 +48,21 @@ async function workBuilds(
       },
     );
   }
+}
+
+/**
+ * The webhook deliveries: batches of up to `concurrency` jobs, sent at once; like the builds, the
+ * consumer wakes itself after each batch, so a backlog drains back to back.
+ */
+async function workDeliveries(boss: PgBoss, concurrency: number, handler: (jobs: Job<never>[]) => Promise<void>): Promise<void> {
+  let id = '';
+  id = await boss.work(queues.deliverWebhook, { batchSize: concurrency, pollingIntervalSeconds: 0.5, notifyPollingIntervalSeconds: 0.5 }, async (jobs: Job<never>[]) => {
+    try {
+      await handler(jobs);
+    } finally {
+      boss.notifyWorker(id);
+    }
+  });
 }
 
 /** Runs `task` every `everyMs`, one run at a time; a failed run is logged and the next one tries again. */
@@ -74,6 +95,9 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
   // Exports stay here: COPY TO streams into the blob store under backpressure, in bounded memory
   // whatever the rows hold.
   const threads = new BuildThreads({ config, databaseUrl }, log, options.onBuilt);
+  const box = new SecretBox(config.webhookSecretsKey, pool);
+  const poster = new WebhookPoster({ timeoutMs: config.webhookTimeoutMs, maxSockets: config.webhookConcurrency });
+  const relay = new EventRelay(pool, boss, databaseUrl, log);
   try {
     await migrate(pool);
     await threads.start();
@@ -83,13 +107,19 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
     await boss.work(queues.purgeIdempotencyKeys, purgeIdempotencyKeys(pool, log));
     await boss.work(queues.purgeStaleFiles, purgeStaleFiles(pool, blobs, log));
     await boss.work(queues.purgeOAuthRecords, purgeOAuthRecords(pool, log));
-    await workBuilds(boss, queues.buildVersion, config.workerConcurrency, buildVersion(pool, threads, meter, log));
-    await workBuilds(boss, queues.buildExport, config.workerConcurrency, buildExport(pool, blobs, meter, log));
+    await boss.work(queues.purgeEvents, purgeEvents(pool, log));
+    await boss.work(queues.purgeDataset, purgeDataset(pool, blobs, log));
+    const retryDelaysSeconds = config.webhookRetryDelaysSeconds;
+    await workDeliveries(boss, config.webhookConcurrency, deliverWebhooks({ pool, boss, box, poster, retryDelaysSeconds, log }));
+    await workBuilds(boss, queues.buildVersion, config.workerConcurrency, buildVersion(pool, threads, meter, config, log));
+    await workBuilds(boss, queues.buildExport, config.workerConcurrency, buildExport(pool, blobs, config, meter, log));
     // Jobs whose last attempt failed, or never returned (pg-boss failed them when their heartbeat
     // stopped): what they were building must not stay queued or building for ever.
-    await boss.work(queues.buildVersionDead, buildVersionDead(pool, log));
-    await boss.work(queues.buildExportDead, buildExportDead(pool, log));
+    await boss.work(queues.buildVersionDead, buildVersionDead(pool, config, log));
+    await boss.work(queues.buildExportDead, buildExportDead(pool, blobs, config, log));
+    await relay.start();
   } catch (error) {
+    await relay.stop();
     await boss.stop({ graceful: false }).catch(() => {});
     await threads.close();
     await pool.end();
@@ -97,13 +127,15 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
   }
   meter.start();
   // Not a pg-boss schedule: those run once a minute at best, and an abandoned upload must fail sooner.
-  const sweep = periodically(sweepAbandonedFiles(pool, blobs, log, config.blobWriterTimeoutMs), config.sweepIntervalMs, log, 'sweep of abandoned files failed');
+  const sweep = periodically(sweepAbandonedFiles(pool, blobs, config, log, config.blobWriterTimeoutMs), config.sweepIntervalMs, log, 'sweep of abandoned files failed');
   log.info('worker started');
 
   const stop = async () => {
     // Graceful: no new jobs are fetched; running ones get the shutdown timeout to finish.
     sweep.stop();
+    await relay.stop();
     await boss.stop({ graceful: true, timeout: config.shutdownTimeoutMs });
+    poster.close();
     // Connections pg-boss is still closing may report the database going away; that is expected now.
     boss.removeAllListeners('error').on('error', () => {});
     await threads.close();

@@ -1,6 +1,7 @@
 // Every operation the API serves, in the order the reference lists them.
 import createDataset from './datasets/create.ts';
 import getDataset from './datasets/get.ts';
+import deleteDataset from './datasets/delete.ts';
 import listDatasets from './datasets/list.ts';
 import { getCatalog, getMetrics } from './datasets/metricsAndCatalog.ts';
 import createExport from './exports/create.ts';
@@ -22,6 +23,13 @@ import getVersion from './versions/get.ts';
 import listVersions from './versions/list.ts';
 import listVersionErrors from './versions/errors.ts';
 import { oauthEndpoints } from './oauth/endpoints.ts';
+import listEvents from './events/list.ts';
+import getEvent from './events/get.ts';
+import createWebhookEndpoint from './webhookEndpoints/create.ts';
+import listWebhookEndpoints from './webhookEndpoints/list.ts';
+import getWebhookEndpoint from './webhookEndpoints/get.ts';
+import updateWebhookEndpoint from './webhookEndpoints/update.ts';
+import deleteWebhookEndpoint from './webhookEndpoints/delete.ts';
 import { getAuthorizationServerMetadata, getProtectedResourceMetadata, getProtectedResourceMetadataRoot } from './oauth/metadata.ts';
 import type { Operation } from '../defineOperation.ts';
 
@@ -29,6 +37,7 @@ export const operations: Operation[] = [
   createDataset,
   listDatasets,
   getDataset,
+  deleteDataset,
   createUpload,
   putUpload,
   createResumableUpload,
@@ -46,6 +55,13 @@ export const operations: Operation[] = [
   getExport,
   getExportContent,
   downloadExport,
+  listEvents,
+  getEvent,
+  createWebhookEndpoint,
+  listWebhookEndpoints,
+  getWebhookEndpoint,
+  updateWebhookEndpoint,
+  deleteWebhookEndpoint,
   getAuthorizationServerMetadata,
   getProtectedResourceMetadata,
   getProtectedResourceMetadataRoot,

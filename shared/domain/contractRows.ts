@@ -6,7 +6,7 @@ import type { Writable } from 'node:stream';
 import { from as copyFrom } from 'pg-copy-streams';
 import { CONTRACT_FIELDS, type ContractField, type FieldKind } from '../contract/fields.ts';
 import { COPY_COLUMNS } from '../ingest/rowValidator.ts';
-import type { Client } from '../platform/db.ts';
+import type { Client, Queryable } from '../platform/db.ts';
 
 /** Every field's column, in the contract's order. */
 export const FIELD_COLUMNS = CONTRACT_FIELDS.map((f) => f.column).join(', ');
@@ -29,4 +29,10 @@ export function fieldText(field: ContractField, sql: string = field.column): str
  */
 export function copyRowsIn(client: Client): Writable {
   return client.query(copyFrom(`COPY contract_rows (${COPY_COLUMNS}) FROM STDIN (FORMAT binary)`));
+}
+
+/** Deletes the rows of one version (a deleted dataset's purge); how many. */
+export async function deleteRowsOfVersion(db: Queryable, versionId: string): Promise<number> {
+  const { rowCount } = await db.query('DELETE FROM contract_rows WHERE version_id = $1', [versionId]);
+  return rowCount ?? 0;
 }

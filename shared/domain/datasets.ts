@@ -1,6 +1,9 @@
 // Datasets, always read and written within one tenant: (account, mode).
 import type { Mode } from '../tenancy/apiKeys.ts';
-import { isUniqueViolation, type Queryable } from '../platform/db.ts';
+import type { PgBoss } from 'pg-boss';
+import { type Pool, type Queryable, withTransaction } from '../platform/db.ts';
+import { inTransaction, queues } from '../platform/queue.ts';
+import { recordEvent } from './events.ts';
 import { newId } from '../platform/ids.ts';
 import { Problem } from '../platform/problems.ts';
 
@@ -39,29 +42,29 @@ const toDataset = (r: DatasetRow): Dataset => ({
 
 export const datasetNotFound = (id: string) => new Problem('not-found', `No dataset with id ${JSON.stringify(id)} exists.`);
 
-export async function createDataset(
-  db: Queryable,
-  tenant: Tenant,
-  input: { externalRef: string; name?: string | undefined },
-): Promise<Dataset> {
-  try {
-    const { rows } = await db.query<DatasetRow>(
-      `INSERT INTO datasets (id, account_id, mode, external_ref, name) VALUES ($1, $2, $3, $4, $5) RETURNING ${COLUMNS}`,
+/** A new dataset and its `dataset.created` event, in one transaction; 409 when its externalRef is taken. */
+export async function createDataset(pool: Pool, tenant: Tenant, input: { externalRef: string; name?: string | undefined }): Promise<Dataset> {
+  return withTransaction(pool, async (client) => {
+    const { rows } = await client.query<DatasetRow>(
+      `INSERT INTO datasets (id, account_id, mode, external_ref, name) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT DO NOTHING RETURNING ${COLUMNS}`,
       [newId('ds'), tenant.accountId, tenant.mode, input.externalRef, input.name ?? null],
     );
-    return toDataset(rows[0]!);
-  } catch (error) {
-    if (!isUniqueViolation(error, 'datasets_external_ref_unique')) throw error;
-    const existing = await findDatasetByExternalRef(db, tenant, input.externalRef);
-    throw new Problem('conflict', `A dataset with externalRef ${JSON.stringify(input.externalRef)} already exists.`, {
-      extensions: { existingId: existing?.id ?? null },
-    });
-  }
+    if (!rows[0]) {
+      const existing = await findDatasetByExternalRef(client, tenant, input.externalRef);
+      throw new Problem('conflict', `A dataset with externalRef ${JSON.stringify(input.externalRef)} already exists.`, {
+        extensions: { existingId: existing?.id ?? null },
+      });
+    }
+    const dataset = toDataset(rows[0]);
+    await recordEvent(client, dataset.id, 'dataset.created', dataset);
+    return dataset;
+  });
 }
 
 export async function findDataset(db: Queryable, tenant: Tenant, id: string): Promise<Dataset | undefined> {
   const { rows } = await db.query<DatasetRow>(
-    `SELECT ${COLUMNS} FROM datasets WHERE id = $1 AND account_id = $2 AND mode = $3`,
+    `SELECT ${COLUMNS} FROM datasets WHERE id = $1 AND account_id = $2 AND mode = $3 AND deleted_at IS NULL`,
     [id, tenant.accountId, tenant.mode],
   );
   return rows[0] && toDataset(rows[0]);
@@ -69,7 +72,7 @@ export async function findDataset(db: Queryable, tenant: Tenant, id: string): Pr
 
 export async function findDatasetByExternalRef(db: Queryable, tenant: Tenant, externalRef: string): Promise<Dataset | undefined> {
   const { rows } = await db.query<DatasetRow>(
-    `SELECT ${COLUMNS} FROM datasets WHERE account_id = $1 AND mode = $2 AND external_ref = $3`,
+    `SELECT ${COLUMNS} FROM datasets WHERE account_id = $1 AND mode = $2 AND external_ref = $3 AND deleted_at IS NULL`,
     [tenant.accountId, tenant.mode, externalRef],
   );
   return rows[0] && toDataset(rows[0]);
@@ -85,7 +88,7 @@ export async function listDatasets(
 ): Promise<Page<Dataset>> {
   const { rows } = await db.query<DatasetRow>(
     `SELECT ${COLUMNS} FROM datasets d
-     WHERE account_id = $1 AND mode = $2
+     WHERE account_id = $1 AND mode = $2 AND deleted_at IS NULL
        AND ($3::text IS NULL OR external_ref = $3)
        AND ($4::text IS NULL OR (created_at, id) < (
              SELECT created_at, id FROM datasets c WHERE c.id = $4 AND c.account_id = $1 AND c.mode = $2))
@@ -104,4 +107,34 @@ export async function cursorIsValid(db: Queryable, tenant: Tenant, cursor: strin
 /** Points the dataset at its new active version (inside the activation's transaction: versions.ts). */
 export async function setActiveVersion(db: Queryable, datasetId: string, versionId: string): Promise<void> {
   await db.query('UPDATE datasets SET active_version_id = $2 WHERE id = $1', [datasetId, versionId]);
+}
+
+/**
+ * Deletes a dataset: from the commit on it answers 404 everywhere and its externalRef is free
+ * again. Its `dataset.deleted` event (the dataset as it was) and the job that purges its data
+ * (datasetDeletion.ts) are in the same transaction. False when there is no such dataset.
+ */
+export async function deleteDataset(pool: Pool, boss: PgBoss, tenant: Tenant, id: string): Promise<boolean> {
+  return withTransaction(pool, async (client) => {
+    const { rows } = await client.query<DatasetRow>(
+      `UPDATE datasets SET deleted_at = now() WHERE id = $1 AND account_id = $2 AND mode = $3 AND deleted_at IS NULL RETURNING ${COLUMNS}`,
+      [id, tenant.accountId, tenant.mode],
+    );
+    if (!rows[0]) return false;
+    await recordEvent(client, id, 'dataset.deleted', toDataset(rows[0]));
+    await boss.send(queues.purgeDataset, { datasetId: id }, { db: inTransaction(client) });
+    return true;
+  });
+}
+
+/** Whether the dataset was deleted (and is not purged yet). */
+export async function isDeleted(db: Queryable, id: string): Promise<boolean> {
+  const { rows } = await db.query<{ deleted: boolean }>('SELECT deleted_at IS NOT NULL AS deleted FROM datasets WHERE id = $1', [id]);
+  return rows[0]?.deleted ?? false;
+}
+
+/** The last step of a deleted dataset's purge: its record (its events stay, for their 30 days). */
+export async function deleteDatasetRecord(db: Queryable, id: string): Promise<void> {
+  await db.query('UPDATE datasets SET active_version_id = NULL WHERE id = $1 AND deleted_at IS NOT NULL', [id]);
+  await db.query('DELETE FROM datasets WHERE id = $1 AND deleted_at IS NOT NULL', [id]);
 }

@@ -1,12 +1,16 @@
 // Exports: a version's rows in one of the formats of shared/domain/exportFormats.ts, written by
-// a worker with COPY … TO STDOUT straight into the blob store, downloaded as a stream.
+// a worker with COPY … TO STDOUT straight into the blob store, downloaded as a stream. Each
+// outcome (ready, failed) is recorded with its event in one transaction.
 import type { Readable } from 'node:stream';
 import type { PgBoss } from 'pg-boss';
 import { to as copyTo } from 'pg-copy-streams';
+import type { BlobStore } from '../blobs/blobStore.ts';
 import type { Client, Queryable } from '../platform/db.ts';
 import type { Tenant } from './datasets.ts';
+import { recordEvent } from './events.ts';
 import { type ExportFormat, exportFormat } from './exportFormats.ts';
 import { checkedId, newId } from '../platform/ids.ts';
+import { SIGNED_URL_TTL_SECONDS, signingSecret, signPath } from '../platform/signedUrls.ts';
 import { inTransaction, queues } from '../platform/queue.ts';
 import { jobOrigin } from '../platform/requestContext.ts';
 
@@ -76,7 +80,7 @@ export async function createExport(
 export async function findExport(db: Queryable, tenant: Tenant, datasetId: string, exportId: string): Promise<ExportRecord | undefined> {
   const { rows } = await db.query<Row>(
     `SELECT e.* FROM exports e JOIN datasets d ON d.id = e.dataset_id
-     WHERE e.id = $1 AND e.dataset_id = $2 AND d.account_id = $3 AND d.mode = $4`,
+     WHERE e.id = $1 AND e.dataset_id = $2 AND d.account_id = $3 AND d.mode = $4 AND d.deleted_at IS NULL`,
     [exportId, datasetId, tenant.accountId, tenant.mode],
   );
   return rows[0] && toRecord(rows[0]);
@@ -89,7 +93,7 @@ export async function exportById(
 ): Promise<(ExportRecord & { accountId: string; mode: 'test' | 'live'; versionRowCount: number }) | undefined> {
   const { rows } = await db.query<Row & { account_id: string; mode: 'test' | 'live'; version_row_count: number | null }>(
     `SELECT e.*, d.account_id, d.mode, v.row_count AS version_row_count
-     FROM exports e JOIN datasets d ON d.id = e.dataset_id JOIN versions v ON v.id = e.version_id WHERE e.id = $1`,
+     FROM exports e JOIN datasets d ON d.id = e.dataset_id JOIN versions v ON v.id = e.version_id WHERE e.id = $1 AND d.deleted_at IS NULL`,
     [exportId],
   );
   const r = rows[0];
@@ -113,20 +117,56 @@ export async function markExportBuilding(db: Queryable, exportId: string): Promi
   await db.query(`UPDATE exports SET status = 'building' WHERE id = $1`, [exportId]);
 }
 
-export async function markExportReady(db: Queryable, exportId: string, file: { blobId: string; bytes: number; rowCount: number }): Promise<void> {
-  await db.query(
-    `UPDATE exports SET status = 'ready', blob_id = $2, bytes = $3, row_count = $4, completed_at = clock_timestamp(),
-       expires_at = clock_timestamp() + interval '${EXPORT_RETENTION}' WHERE id = $1`,
-    [exportId, file.blobId, file.bytes, file.rowCount],
-  );
+/** What rendering an export needs: its download URL is signed by the blob store or by us. */
+export type ExportViews = { pool: Queryable; blobs: BlobStore; config: { baseUrl: string } };
+
+export const exportFileName = (exp: ExportRecord) => `${exp.id}.${exportFormat(exp.format).extension}`;
+
+/** The export as the API shows it (and its events carry it); when ready, a fresh downloadUrl (the object store's own, if there is one). */
+export async function renderExport(views: ExportViews, exp: ExportRecord) {
+  let downloadUrl: string | null = null;
+  if (exp.status === 'ready' && exp.blobId) {
+    downloadUrl = views.blobs.presignDownload
+      ? await views.blobs.presignDownload(exp.blobId, { filename: exportFileName(exp), contentType: exportFormat(exp.format).contentType }, SIGNED_URL_TTL_SECONDS)
+      : views.config.baseUrl + signPath(await signingSecret(views.pool), exportPath(exp.id), Math.floor(Date.now() / 1000) + SIGNED_URL_TTL_SECONDS);
+  }
+  return {
+    id: exp.id,
+    object: 'export' as const,
+    datasetId: exp.datasetId,
+    versionId: exp.versionId,
+    format: exp.format,
+    status: exp.status,
+    rowCount: exp.rowCount,
+    bytes: exp.bytes,
+    failure: exp.failure,
+    createdAt: exp.createdAt.toISOString(),
+    completedAt: exp.completedAt?.toISOString() ?? null,
+    expiresAt: exp.expiresAt?.toISOString() ?? null,
+    downloadUrl,
+  };
 }
 
-/** Fails an export that is not finished yet (a late failure never overwrites a file that was built). */
-export async function markExportFailed(db: Queryable, exportId: string, failure: string): Promise<void> {
-  await db.query(`UPDATE exports SET status = 'failed', failure = $2, completed_at = clock_timestamp() WHERE id = $1 AND status NOT IN ('ready', 'failed')`, [
-    exportId,
-    failure,
-  ]);
+/** The export is built, with its `export.ready` event (in the caller's transaction). */
+export async function markExportReady(client: Client, views: ExportViews, exportId: string, file: { blobId: string; bytes: number; rowCount: number }): Promise<void> {
+  const { rows } = await client.query<Row>(
+    `UPDATE exports SET status = 'ready', blob_id = $2, bytes = $3, row_count = $4, completed_at = clock_timestamp(),
+       expires_at = clock_timestamp() + interval '${EXPORT_RETENTION}' WHERE id = $1 RETURNING *`,
+    [exportId, file.blobId, file.bytes, file.rowCount],
+  );
+  for (const row of rows) await recordEvent(client, row.dataset_id, 'export.ready', await renderExport(views, toRecord(row)));
+}
+
+/**
+ * Fails an export that is not finished yet, with its `export.failed` event (in the caller's
+ * transaction); a late failure never overwrites a file that was built.
+ */
+export async function markExportFailed(client: Client, views: ExportViews, exportId: string, failure: string): Promise<void> {
+  const { rows } = await client.query<Row>(
+    `UPDATE exports SET status = 'failed', failure = $2, completed_at = clock_timestamp() WHERE id = $1 AND status NOT IN ('ready', 'failed') RETURNING *`,
+    [exportId, failure],
+  );
+  for (const row of rows) await recordEvent(client, row.dataset_id, 'export.failed', await renderExport(views, toRecord(row)));
 }
 
 /** Deletes exports past their expiry; returns their files, for the blob store to delete. */
@@ -142,4 +182,10 @@ export async function reopenExport(db: Queryable, exportId: string): Promise<boo
     [exportId],
   );
   return rowCount === 1;
+}
+
+/** Deletes a deleted dataset's exports; their files, for the blob store to delete. */
+export async function deleteExportsOfDataset(db: Queryable, datasetId: string): Promise<string[]> {
+  const { rows } = await db.query<{ blob_id: string | null }>('DELETE FROM exports WHERE dataset_id = $1 RETURNING blob_id', [datasetId]);
+  return rows.flatMap((r) => (r.blob_id ? [r.blob_id] : []));
 }

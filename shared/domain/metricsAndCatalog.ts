@@ -161,7 +161,7 @@ export async function readMetrics(db: Queryable, tenant: Tenant, datasetId: stri
          WHERE m.version_id = d.active_version_id
            AND ($4::date IS NULL OR m.month >= $4) AND ($5::date IS NULL OR m.month <= $5)), '[]'::json)) AS doc
      FROM datasets d JOIN version_reads r ON r.version_id = d.active_version_id
-     WHERE d.id = $1 AND d.account_id = $2 AND d.mode = $3`,
+     WHERE d.id = $1 AND d.account_id = $2 AND d.mode = $3 AND d.deleted_at IS NULL`,
     [datasetId, tenant.accountId, tenant.mode, monthStart(range.from), monthStart(range.to)],
   );
   return rows[0]?.doc;
@@ -172,7 +172,7 @@ export async function readCatalog(db: Queryable, tenant: Tenant, datasetId: stri
     `SELECT json_build_object('object', 'catalog', 'datasetId', d.id, 'versionId', d.active_version_id,
        'rowCount', r.catalog->'rowCount', 'fields', r.catalog->'fields', 'products', r.catalog->'products') AS doc
      FROM datasets d JOIN version_reads r ON r.version_id = d.active_version_id
-     WHERE d.id = $1 AND d.account_id = $2 AND d.mode = $3`,
+     WHERE d.id = $1 AND d.account_id = $2 AND d.mode = $3 AND d.deleted_at IS NULL`,
     [datasetId, tenant.accountId, tenant.mode],
   );
   return rows[0]?.doc;

@@ -65,8 +65,9 @@ export async function createUpload(
   return toRecord(rows[0]!);
 }
 
+/** An upload by id (its URL's signature is the permission); none once its dataset is deleted. */
 export async function findUpload(db: Queryable, id: string): Promise<UploadRecord | undefined> {
-  const { rows } = await db.query<Row>('SELECT * FROM uploads WHERE id = $1', [id]);
+  const { rows } = await db.query<Row>('SELECT u.* FROM uploads u JOIN datasets d ON d.id = u.dataset_id WHERE u.id = $1 AND d.deleted_at IS NULL', [id]);
   return rows[0] && toRecord(rows[0]);
 }
 
@@ -141,4 +142,10 @@ export async function useUpload(
   const upload = await findUpload(db, id);
   if (!upload || upload.datasetId !== datasetId) return { refused: 'missing' };
   return { refused: upload.status === 'used' ? 'used' : 'pending' };
+}
+
+/** Deletes a deleted dataset's uploads (after its versions); their files, for the blob store to delete. */
+export async function deleteUploadsOfDataset(db: Queryable, datasetId: string): Promise<string[]> {
+  const { rows } = await db.query<{ blob_id: string | null }>('DELETE FROM uploads WHERE dataset_id = $1 RETURNING blob_id', [datasetId]);
+  return rows.flatMap((r) => (r.blob_id ? [r.blob_id] : []));
 }

@@ -1,10 +1,14 @@
 // Versions: created with their build job in one transaction, built by the worker, read by the API.
+// Each outcome (active, superseded, failed) is recorded with its event in one transaction, the
+// event carrying the version as its GET renders it (renderVersion).
 import type { PgBoss } from 'pg-boss';
+import type { EventType } from '../contract/events.ts';
 import type { Client, Queryable } from '../platform/db.ts';
 import { setActiveVersion, type Tenant } from './datasets.ts';
-import { clearRowErrors } from './versionErrors.ts';
+import { recordEvent } from './events.ts';
+import { clearRowErrors, ERRORS_IN_VERSION, pageOfRowErrors } from './versionErrors.ts';
 import { newId } from '../platform/ids.ts';
-import { Problem } from '../platform/problems.ts';
+import { Problem, problemTypes } from '../platform/problems.ts';
 import { inTransaction, queues } from '../platform/queue.ts';
 import { jobOrigin } from '../platform/requestContext.ts';
 
@@ -117,7 +121,7 @@ export async function deleteVersion(db: Queryable, versionId: string): Promise<v
 export async function findVersion(db: Queryable, tenant: Tenant, datasetId: string, versionId: string): Promise<VersionRecord | undefined> {
   const { rows } = await db.query<Row>(
     `SELECT ${COLUMNS} FROM versions v JOIN datasets d ON d.id = v.dataset_id
-     WHERE v.id = $1 AND v.dataset_id = $2 AND d.account_id = $3 AND d.mode = $4`,
+     WHERE v.id = $1 AND v.dataset_id = $2 AND d.account_id = $3 AND d.mode = $4 AND d.deleted_at IS NULL`,
     [versionId, datasetId, tenant.accountId, tenant.mode],
   );
   return rows[0] && toRecord(rows[0]);
@@ -194,60 +198,122 @@ export async function recordProgress(db: Queryable, versionId: string, seen: { r
   await db.query('UPDATE versions SET rows_processed = $2, bytes_processed = $3 WHERE id = $1', [versionId, seen.rows, seen.bytes]);
 }
 
+/** What rendering a version needs: where the API is and where its problem types live. */
+export type Views = { baseUrl: string; errorsBase: string };
+
+/** The URL of a version's errors resource. */
+export const errorsUrlOf = (baseUrl: string, version: VersionRecord) => `${baseUrl}/v1/datasets/${version.datasetId}/versions/${version.id}/errors`;
+
+/**
+ * A failed version's problem as the version object carries it: a 422 holds its first
+ * ERRORS_IN_VERSION row errors, how many there are, and where to read them all, so that a version
+ * and a list of versions stay small however bad the file was.
+ */
+async function problemInVersion(db: Queryable, version: VersionRecord, views: Views): Promise<Record<string, unknown> | null> {
+  const stored = version.problem;
+  if (version.status !== 'failed' || !stored) return null;
+  const t = problemTypes[stored.type];
+  const base = { type: `${views.errorsBase}/${stored.type}`, title: t.title, status: t.status, detail: stored.detail, instance: version.requestPath };
+  if (stored.type !== 'ingest-validation-failed') return { ...base, versionId: version.id };
+  const first = await pageOfRowErrors(db, version.id, { limit: ERRORS_IN_VERSION });
+  if (first === 'bad-cursor') throw new Error('unreachable: no cursor');
+  return { ...base, errors: first.errors, errorCount: stored.errorCount, errorsUrl: errorsUrlOf(views.baseUrl, version), versionId: version.id };
+}
+
+/** The version object, as GET …/versions/{id} shows it (and its events carry it). */
+export async function renderVersion(db: Queryable, version: VersionRecord, views: Views) {
+  return {
+    id: version.id,
+    object: 'version' as const,
+    datasetId: version.datasetId,
+    status: version.status,
+    rowCount: version.rowCount,
+    contributingRowCount: version.contributingRowCount,
+    progress: { rowsProcessed: version.rowsProcessed, bytesProcessed: version.bytesProcessed, bytesTotal: version.bytesTotal },
+    problem: await problemInVersion(db, version, views),
+    createdAt: version.createdAt.toISOString(),
+    completedAt: version.completedAt?.toISOString() ?? null,
+  };
+}
+
+/** Records the event of each version that just changed, as its GET now shows it (in the caller's transaction). */
+async function recordVersionEvents(db: Queryable, rows: Row[], views: Views): Promise<void> {
+  for (const row of rows) {
+    const version = toRecord(row);
+    const type = `version.${version.status}` as EventType;
+    await recordEvent(db, version.datasetId, type, await renderVersion(db, version, views));
+  }
+}
+
 /**
  * Inside the build's transaction: makes the version the dataset's active one, unless a newer
- * version already is (versions activate in creation order). The caller commits or rolls back.
+ * version already is (versions activate in creation order). The version replaced becomes
+ * superseded; both events are recorded. The caller commits or rolls back.
  */
 export async function activateVersion(
   client: Client,
   version: { id: string; datasetId: string; seq: number },
   counts: { rowCount: number; contributing: number; rowsProcessed: number; bytesProcessed: number },
+  views: Views,
 ): Promise<'active' | 'superseded'> {
-  const { rows } = await client.query<{ active_seq: number | null }>(
-    `SELECT a.seq AS active_seq FROM datasets d LEFT JOIN versions a ON a.id = d.active_version_id WHERE d.id = $1 FOR UPDATE OF d`,
+  const { rows } = await client.query<{ active_seq: number | null; deleted: boolean }>(
+    `SELECT a.seq AS active_seq, d.deleted_at IS NOT NULL AS deleted FROM datasets d LEFT JOIN versions a ON a.id = d.active_version_id
+     WHERE d.id = $1 FOR UPDATE OF d`,
     [version.datasetId],
   );
-  if (rows[0]?.active_seq != null && rows[0].active_seq > version.seq) return 'superseded';
-  await client.query(`UPDATE versions SET status = 'superseded' WHERE id = (SELECT active_version_id FROM datasets WHERE id = $1)`, [
-    version.datasetId,
-  ]);
-  await client.query(
-    `UPDATE versions SET status = 'active', row_count = $2, contributing_row_count = $3, rows_processed = $4,
-       bytes_processed = $5, completed_at = clock_timestamp() WHERE id = $1`,
+  // A dataset deleted meanwhile takes no new version: the build rolls back.
+  if (!rows[0] || rows[0].deleted) return 'superseded';
+  if (rows[0].active_seq != null && rows[0].active_seq > version.seq) return 'superseded';
+  const replaced = await client.query<Row>(
+    `UPDATE versions v SET status = 'superseded' WHERE id = (SELECT active_version_id FROM datasets WHERE id = $1) RETURNING ${COLUMNS}`,
+    [version.datasetId],
+  );
+  const activated = await client.query<Row>(
+    `UPDATE versions v SET status = 'active', row_count = $2, contributing_row_count = $3, rows_processed = $4,
+       bytes_processed = $5, completed_at = clock_timestamp() WHERE id = $1 RETURNING ${COLUMNS}`,
     [version.id, counts.rowCount, counts.contributing, counts.rowsProcessed, counts.bytesProcessed],
   );
   await setActiveVersion(client, version.datasetId, version.id);
+  await recordVersionEvents(client, [...replaced.rows, ...activated.rows], views);
   await client.query('SELECT pg_notify($1, $2)', [VERSION_FINISHED_CHANNEL, version.id]);
   return 'active';
 }
 
 /**
- * Ends a version that did not activate, and wakes whoever waits for it. A version already
- * finished keeps its outcome (a late failure never overwrites a build that made it).
+ * Ends a version that did not activate, with its event, and wakes whoever waits for it. A version
+ * already finished keeps its outcome (a late failure never overwrites a build that made it).
+ * `client` is in a transaction: the outcome and its event commit together.
  */
-export async function finishVersion(db: Queryable, versionId: string, status: 'failed' | 'superseded', problem: StoredProblem | null): Promise<void> {
-  await db.query(
-    `WITH done AS (UPDATE versions SET status = $2, problem = $3, completed_at = clock_timestamp()
-       WHERE id = $1 AND status NOT IN ('active', 'superseded', 'failed') RETURNING id)
-     SELECT pg_notify($4, id) FROM done`,
-    [versionId, status, problem && JSON.stringify(problem), VERSION_FINISHED_CHANNEL],
+export async function finishVersion(
+  client: Client,
+  versionId: string,
+  status: 'failed' | 'superseded',
+  problem: StoredProblem | null,
+  views: Views,
+): Promise<void> {
+  const { rows } = await client.query<Row>(
+    `UPDATE versions v SET status = $2, problem = $3, completed_at = clock_timestamp()
+     WHERE id = $1 AND status NOT IN ('active', 'superseded', 'failed') RETURNING ${COLUMNS}`,
+    [versionId, status, problem && JSON.stringify(problem)],
   );
+  await recordVersionEvents(client, rows, views);
+  if (rows[0]) await client.query('SELECT pg_notify($1, $2)', [VERSION_FINISHED_CHANNEL, versionId]);
 }
 
-/** Fails the unfinished versions built from these files, whose upload never completed. */
-export async function failVersionsOfAbandonedFiles(db: Queryable, blobIds: string[]): Promise<string[]> {
+/** Fails the unfinished versions built from these files, whose upload never completed (in the caller's transaction). */
+export async function failVersionsOfAbandonedFiles(client: Client, blobIds: string[], views: Views): Promise<string[]> {
   const problem: StoredProblem = {
     type: 'internal',
     detail: 'The file was not received whole: the service lost the upload while receiving it. Upload the file again.',
     errorCount: 0,
   };
-  const { rows } = await db.query<{ id: string }>(
-    `WITH done AS (
-       UPDATE versions SET status = 'failed', problem = $2, completed_at = clock_timestamp()
-       WHERE blob_id = ANY($1) AND status IN ('queued', 'building') RETURNING id)
-     SELECT id, pg_notify($3, id) FROM done`,
-    [blobIds, JSON.stringify(problem), VERSION_FINISHED_CHANNEL],
+  const { rows } = await client.query<Row>(
+    `UPDATE versions v SET status = 'failed', problem = $2, completed_at = clock_timestamp()
+     WHERE blob_id = ANY($1) AND status IN ('queued', 'building') RETURNING ${COLUMNS}`,
+    [blobIds, JSON.stringify(problem)],
   );
+  await recordVersionEvents(client, rows, views);
+  for (const row of rows) await client.query('SELECT pg_notify($1, $2)', [VERSION_FINISHED_CHANNEL, row.id]);
   return rows.map((r) => r.id);
 }
 
@@ -262,4 +328,16 @@ export async function reopenVersion(db: Queryable, versionId: string): Promise<b
     [versionId],
   );
   return rowCount === 1;
+}
+
+/** A deleted dataset's versions (for its purge): their ids and the files they still hold. */
+export async function versionsOfDataset(db: Queryable, datasetId: string): Promise<{ id: string; blobId: string | null }[]> {
+  const { rows } = await db.query<{ id: string; blob_id: string | null }>('SELECT id, blob_id FROM versions WHERE dataset_id = $1', [datasetId]);
+  return rows.map((r) => ({ id: r.id, blobId: r.blob_id }));
+}
+
+/** Deletes a deleted dataset's versions (their errors, metrics and catalog go with them); the rows are deleted first. */
+export async function deleteVersionsOfDataset(db: Queryable, datasetId: string): Promise<number> {
+  const { rowCount } = await db.query('DELETE FROM versions WHERE dataset_id = $1', [datasetId]);
+  return rowCount ?? 0;
 }

@@ -30,6 +30,16 @@ const EnvSchema = z.object({
   SWEEP_INTERVAL_MS: z.coerce.number().int().min(10).default(10_000),
   STREAMED_BUILD_PATIENCE_MS: z.coerce.number().int().min(10).default(2_000),
   METRICS_TOKEN: z.string().min(16).optional(),
+  WEBHOOK_SECRETS_KEY: z
+    .string()
+    .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be the base64 of 32 bytes (openssl rand -base64 32)')
+    .optional(),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+  WEBHOOK_RETRY_DELAYS: z
+    .string()
+    .regex(/^\d+(\.\d+)?(,\d+(\.\d+)?)*$/, 'seconds, comma-separated')
+    .default('5,300,1800,7200,18000,36000,36000'),
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(500).default(50),
 });
 
 /** The S3-compatible store's settings (BLOB_STORE=s3). Without keys, the AWS default chain applies. */
@@ -74,6 +84,14 @@ export type Config = {
   streamedBuildPatienceMs: number;
   /** When set, GET /metrics needs `Authorization: Bearer` this token; open otherwise. */
   metricsToken: string | undefined;
+  /** Seals webhook signing secrets (AES-256-GCM); unset, an installation key kept in the database does. */
+  webhookSecretsKey: Buffer | undefined;
+  /** A webhook delivery that has not answered 2xx within this is failed (and retried). */
+  webhookTimeoutMs: number;
+  /** The delays before each retry of a failed delivery, in seconds (Standard Webhooks' schedule). */
+  webhookRetryDelaysSeconds: number[];
+  /** Deliveries each worker sends at once. */
+  webhookConcurrency: number;
 };
 
 export class ConfigError extends Error {}
@@ -122,5 +140,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sweepIntervalMs: e.SWEEP_INTERVAL_MS,
     streamedBuildPatienceMs: e.STREAMED_BUILD_PATIENCE_MS,
     metricsToken: e.METRICS_TOKEN,
+    webhookSecretsKey: e.WEBHOOK_SECRETS_KEY === undefined ? undefined : Buffer.from(e.WEBHOOK_SECRETS_KEY, 'base64'),
+    webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
+    webhookRetryDelaysSeconds: e.WEBHOOK_RETRY_DELAYS.split(',').map(Number),
+    webhookConcurrency: e.WEBHOOK_CONCURRENCY,
   };
 }

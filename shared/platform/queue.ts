@@ -11,6 +11,9 @@ export const queues = {
   buildVersionDead: 'build-version-dead',
   buildExport: 'build-export',
   buildExportDead: 'build-export-dead',
+  deliverWebhook: 'deliver-webhook',
+  purgeEvents: 'purge-events',
+  purgeDataset: 'purge-dataset',
 } as const;
 
 /** Builds: a few retries with backoff; a worker that dies stops its heartbeat and the job is retried. */
@@ -47,6 +50,11 @@ export async function ensureQueues(boss: PgBoss): Promise<void> {
   await boss.createQueue(queues.purgeIdempotencyKeys, { retryLimit: 2, expireInSeconds: 300 });
   await boss.createQueue(queues.purgeStaleFiles, { retryLimit: 2, expireInSeconds: 900 });
   await boss.createQueue(queues.purgeOAuthRecords, { retryLimit: 2, expireInSeconds: 300 });
+  await boss.createQueue(queues.purgeEvents, { retryLimit: 2, expireInSeconds: 900 });
+  await boss.createQueue(queues.purgeDataset, { retryLimit: 10, retryDelay: 30, retryBackoff: true, expireInSeconds: 4 * 3600 });
+  // A delivery's attempts are its own (webhookDeliveries.ts): pg-boss retries only a job that
+  // failed for the service's reasons (its database away), and one whose worker died.
+  await boss.createQueue(queues.deliverWebhook, { notify: true, retryLimit: 5, retryDelay: 5, retryBackoff: true, expireInSeconds: 120 });
   for (const [queue, deadLetter] of [
     [queues.buildVersion, queues.buildVersionDead],
     [queues.buildExport, queues.buildExportDead],
@@ -71,4 +79,5 @@ export async function ensureSchedules(boss: PgBoss): Promise<void> {
   await boss.schedule(queues.purgeIdempotencyKeys, '*/15 * * * *');
   await boss.schedule(queues.purgeStaleFiles, '17 * * * *');
   await boss.schedule(queues.purgeOAuthRecords, '*/30 * * * *');
+  await boss.schedule(queues.purgeEvents, '41 * * * *');
 }

@@ -29,5 +29,5 @@ export const codes = (reply: Reply): string[] => reply.json.errors.map((e: { row
  */
 export async function buildNow(svc: TestService, versionId: string, options: BuildOptions = {}) {
   const { buildVersionNow } = await import('../../worker/jobs/versionBuild.ts');
-  return buildVersionNow(svc.db, svc.blobs, versionId, new AbortController().signal, options);
+  return buildVersionNow(svc.db, svc.blobs, svc.config, versionId, new AbortController().signal, options);
 }

@@ -2,8 +2,8 @@
 // store chunk by chunk, never whole in memory.
 import type { Job } from 'pg-boss';
 import type { BlobStore } from '../../shared/blobs/blobStore.ts';
-import type { Pool } from '../../shared/platform/db.ts';
-import { exportById, exportRowsOut, markExportBuilding, markExportFailed, markExportReady } from '../../shared/domain/exports.ts';
+import { type Pool, withTransaction } from '../../shared/platform/db.ts';
+import { exportById, exportRowsOut, type ExportViews, markExportBuilding, markExportFailed, markExportReady } from '../../shared/domain/exports.ts';
 import type { Logger } from '../../shared/platform/log.ts';
 import { BUILD_RETRY_LIMIT } from '../../shared/platform/queue.ts';
 import type { UsageMeter } from '../../shared/tenancy/usage.ts';
@@ -17,7 +17,8 @@ const jobFields = (job: Job<ExportJob>) => {
   return { jobId: job.id, exportId, datasetId, accountId, requestId };
 };
 
-export function buildExport(pool: Pool, blobs: BlobStore, meter: UsageMeter, log: Logger) {
+export function buildExport(pool: Pool, blobs: BlobStore, config: { baseUrl: string }, meter: UsageMeter, log: Logger) {
+  const views: ExportViews = { pool, blobs, config };
   return async ([job]: Job<ExportJob>[]): Promise<void> => {
     const { exportId } = job!.data;
     const fields = jobFields(job!);
@@ -34,7 +35,7 @@ export function buildExport(pool: Pool, blobs: BlobStore, meter: UsageMeter, log
       }
       const rowCount = exp.versionRowCount;
       try {
-        await markExportReady(pool, exportId, { blobId: blob.id, bytes: blob.bytes, rowCount });
+        await withTransaction(pool, (client) => markExportReady(client, views, exportId, { blobId: blob.id, bytes: blob.bytes, rowCount }));
       } catch (error) {
         await blobs.delete(blob.id).catch(() => {});
         throw error;
@@ -44,7 +45,7 @@ export function buildExport(pool: Pool, blobs: BlobStore, meter: UsageMeter, log
     } catch (error) {
       log.error({ err: error, ...fields, accountId: exp.accountId, datasetId: exp.datasetId, versionId: exp.versionId, attempt: job!.retryCount }, 'export failed');
       if (job!.retryCount >= BUILD_RETRY_LIMIT) {
-        await markExportFailed(pool, exportId, 'The export could not be built. Request a new one.');
+        await withTransaction(pool, (client) => markExportFailed(client, views, exportId, 'The export could not be built. Request a new one.'));
       }
       throw error;
     }
@@ -52,11 +53,12 @@ export function buildExport(pool: Pool, blobs: BlobStore, meter: UsageMeter, log
 }
 
 /** The dead-letter queue's consumer: an export job whose every attempt failed or never returned. */
-export function buildExportDead(pool: Pool, log: Logger) {
+export function buildExportDead(pool: Pool, blobs: BlobStore, config: { baseUrl: string }, log: Logger) {
+  const views: ExportViews = { pool, blobs, config };
   return async (jobs: Job<ExportJob>[]): Promise<void> => {
     for (const job of jobs) {
       log.warn(jobFields(job), 'export dead-lettered; failing it if unfinished');
-      await markExportFailed(pool, job.data.exportId, 'The export could not be built. Request a new one.');
+      await withTransaction(pool, (client) => markExportFailed(client, views, job.data.exportId, 'The export could not be built. Request a new one.'));
     }
   };
 }

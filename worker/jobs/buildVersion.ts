@@ -10,7 +10,7 @@ import { withTransaction, type Pool } from '../../shared/platform/db.ts';
 import type { Logger } from '../../shared/platform/log.ts';
 import { BUILD_RETRY_LIMIT } from '../../shared/platform/queue.ts';
 import type { UsageMeter } from '../../shared/tenancy/usage.ts';
-import { claimBuild, finishVersion, type StoredProblem } from '../../shared/domain/versions.ts';
+import { claimBuild, finishVersion, type StoredProblem, type Views } from '../../shared/domain/versions.ts';
 import { BuildOutOfMemory, type BuildThreads } from '../buildThreads.ts';
 
 /** The version to build, and where it comes from (its dataset, and the request and account that asked for it, when known). */
@@ -61,7 +61,7 @@ const UNFINISHED: StoredProblem = {
   errorCount: 0,
 };
 
-export function buildVersion(pool: Pool, threads: BuildThreads, meter: UsageMeter, log: Logger) {
+export function buildVersion(pool: Pool, threads: BuildThreads, meter: UsageMeter, views: Views, log: Logger) {
   return async ([job]: Job<BuildJob>[]): Promise<void> => {
     const { versionId } = job!.data;
     const fields = jobFields(job!);
@@ -81,8 +81,8 @@ export function buildVersion(pool: Pool, threads: BuildThreads, meter: UsageMete
     } catch (error) {
       const problem = deterministicProblem(error);
       log.error({ err: error, ...fields, attempt: job!.retryCount, retried: !problem && job!.retryCount < BUILD_RETRY_LIMIT }, 'build failed');
-      if (problem) return failUnfinished(pool, versionId, problem);
-      if (job!.retryCount >= BUILD_RETRY_LIMIT) await failUnfinished(pool, versionId, UNFINISHED);
+      if (problem) return failUnfinished(pool, views, versionId, problem);
+      if (job!.retryCount >= BUILD_RETRY_LIMIT) await failUnfinished(pool, views, versionId, UNFINISHED);
       throw error;
     }
   };
@@ -92,19 +92,19 @@ export function buildVersion(pool: Pool, threads: BuildThreads, meter: UsageMete
  * Fails the version unless it finished. Under the build's lock: a build still running elsewhere
  * (an attempt whose worker lost its claim but not its connection) ends before this decides.
  */
-async function failUnfinished(pool: Pool, versionId: string, problem: StoredProblem): Promise<void> {
+async function failUnfinished(pool: Pool, views: Views, versionId: string, problem: StoredProblem): Promise<void> {
   await withTransaction(pool, async (client) => {
-    if (await claimBuild(client, versionId)) await finishVersion(client, versionId, 'failed', problem);
+    if (await claimBuild(client, versionId)) await finishVersion(client, versionId, 'failed', problem, views);
   });
 }
 
 /** The dead-letter queue's consumer: a build job whose every attempt failed or never returned. */
-export function buildVersionDead(pool: Pool, log: Logger) {
+export function buildVersionDead(pool: Pool, views: Views, log: Logger) {
   return async (jobs: Job<BuildJob>[]): Promise<void> => {
     for (const job of jobs) {
       const { versionId } = job.data;
       log.warn(jobFields(job), 'build dead-lettered; failing the version if unfinished');
-      await failUnfinished(pool, versionId, UNFINISHED);
+      await failUnfinished(pool, views, versionId, UNFINISHED);
     }
   };
 }

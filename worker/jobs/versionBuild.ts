@@ -7,7 +7,7 @@
 // blob store; the job around it (worker/jobs/buildVersion.ts) stays in the worker's main thread.
 import type { BlobStore } from '../../shared/blobs/blobStore.ts';
 import { WriterBehind } from '../../shared/blobs/blobRecords.ts';
-import { cancelRunningStatement, type Pool } from '../../shared/platform/db.ts';
+import { cancelRunningStatement, type Pool, withTransaction } from '../../shared/platform/db.ts';
 import { copyRowsIn } from '../../shared/domain/contractRows.ts';
 import { ErrorSpill, rejectedRowCount } from '../../shared/domain/versionErrors.ts';
 import { findDuplicates } from '../../shared/ingest/duplicates.ts';
@@ -22,7 +22,9 @@ import {
   finishVersion,
   recordProgress,
   startBuild,
+  type StoredProblem,
   versionById,
+  type Views,
 } from '../../shared/domain/versions.ts';
 
 const PROGRESS_MS = 500;
@@ -50,17 +52,24 @@ export type BuildOptions = {
 };
 
 /** Builds the version unless it is already finished (a retry after a commit). */
-export async function buildVersionNow(pool: Pool, blobs: BlobStore, versionId: string, signal: AbortSignal, options: BuildOptions = {}): Promise<BuildSummary> {
+export async function buildVersionNow(
+  pool: Pool,
+  blobs: BlobStore,
+  views: Views,
+  versionId: string,
+  signal: AbortSignal,
+  options: BuildOptions = {},
+): Promise<BuildSummary> {
   const version = await versionById(pool, versionId);
   if (!version || FINISHED.includes(version.status)) return { outcome: 'skipped', rowCount: 0, rows: 0, errors: 0 };
   try {
-    return await build(pool, blobs, version, signal, options);
+    return await build(pool, blobs, views, version, signal, options);
   } catch (error) {
     if (!(error instanceof WriterBehind)) throw error;
     // The file arrives slowly: this slot goes to other builds (a slow client costs its own
     // request only); the job sent when the file is whole builds it. If it became whole just now,
     // that job may never come: build it here.
-    if (await deferBuild(pool, versionId)) return buildVersionNow(pool, blobs, versionId, signal, options);
+    if (await deferBuild(pool, versionId)) return buildVersionNow(pool, blobs, views, versionId, signal, options);
     return { outcome: 'deferred', rowCount: 0, rows: 0, errors: 0 };
   }
 }
@@ -79,7 +88,7 @@ function phases() {
   };
 }
 
-async function build(pool: Pool, blobs: BlobStore, version: Buildable, signal: AbortSignal, options: BuildOptions): Promise<BuildSummary> {
+async function build(pool: Pool, blobs: BlobStore, views: Views, version: Buildable, signal: AbortSignal, options: BuildOptions): Promise<BuildSummary> {
   const versionId = version.id;
   await startBuild(pool, versionId);
   const spill = new ErrorSpill(pool, versionId);
@@ -132,7 +141,7 @@ async function build(pool: Pool, blobs: BlobStore, version: Buildable, signal: A
         : await computeReads(client, versionId, { distinctContractIds });
       rowCount = reads.rowCount;
       phase.end('readsMs');
-      outcome = await activateVersion(client, version, { ...reads, rowsProcessed: seen.rows, bytesProcessed: seen.bytes });
+      outcome = await activateVersion(client, version, { ...reads, rowsProcessed: seen.rows, bytesProcessed: seen.bytes }, views);
     }
     await client.query(outcome === 'active' ? 'COMMIT' : 'ROLLBACK');
     phase.end('commitMs');
@@ -151,9 +160,10 @@ async function build(pool: Pool, blobs: BlobStore, version: Buildable, signal: A
     const rejected = await rejectedRowCount(pool, versionId);
     const problems = `${spill.count} problem${spill.count === 1 ? '' : 's'}`;
     const detail = `${rejected} row${rejected === 1 ? ' was' : 's were'} rejected (${problems}); nothing was written.`;
-    await finishVersion(pool, versionId, 'failed', { type: 'ingest-validation-failed', detail, errorCount: spill.count });
+    const problem: StoredProblem = { type: 'ingest-validation-failed', detail, errorCount: spill.count };
+    await withTransaction(pool, (c) => finishVersion(c, versionId, 'failed', problem, views));
   } else if (outcome === 'superseded') {
-    await finishVersion(pool, versionId, 'superseded', null);
+    await withTransaction(pool, (c) => finishVersion(c, versionId, 'superseded', null, views));
   }
   // The file of a version that failed validation stays a while, for its rejected rows (rejectedRows.ts).
   if (outcome !== 'failed') await blobs.delete(version.blobId!);

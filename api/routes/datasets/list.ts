@@ -1,9 +1,8 @@
 import { z } from 'zod';
 import { cursorIsValid, listDatasets } from '../../../shared/domain/datasets.ts';
-import { badRequest } from '../../../shared/platform/problems.ts';
 import { defineOperation } from '../../defineOperation.ts';
 import { tenantOf } from '../../principal.ts';
-import { listOf, PaginationQuery } from '../../schemas.ts';
+import { invalidCursor, listOf, PaginationQuery } from '../../schemas.ts';
 import { DatasetSchema } from './schemas.ts';
 
 export const ListDatasetsQuery = PaginationQuery.extend({
@@ -25,7 +24,7 @@ export default defineOperation({
     const tenant = tenantOf(res);
     const page = await listDatasets(deps.pool, tenant, query);
     if (page.data.length === 0 && query.cursor && !(await cursorIsValid(deps.pool, tenant, query.cursor))) {
-      throw badRequest('The cursor is not valid.', [{ field: 'cursor', code: 'invalid', message: 'Use nextCursor of a previous page.' }]);
+      throw invalidCursor();
     }
     res.json(page);
   },

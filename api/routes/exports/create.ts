@@ -8,7 +8,8 @@ import { findVersion } from '../../../shared/domain/versions.ts';
 import { defineOperation } from '../../defineOperation.ts';
 import { tenantOf } from '../../principal.ts';
 import { DatasetIdParams } from '../datasets/schemas.ts';
-import { ExportSchema, orList, renderExport } from './render.ts';
+import { ExportSchema, orList } from './render.ts';
+import { renderExport } from '../../../shared/domain/exports.ts';
 
 export const CreateExportBody = z
   .strictObject({

@@ -4,7 +4,8 @@ import { EXPORT_FORMAT_NAMES, mediaType } from '../../../shared/domain/exportFor
 import { Problem } from '../../../shared/platform/problems.ts';
 import { defineOperation } from '../../defineOperation.ts';
 import { tenantOf } from '../../principal.ts';
-import { ExportSchema, orList, renderExport, sendExportFile } from './render.ts';
+import { ExportSchema, orList, sendExportFile } from './render.ts';
+import { renderExport } from '../../../shared/domain/exports.ts';
 
 const ExportParams = z.object({ id: z.string().min(1).max(100), exportId: z.string().min(1).max(100) });
 const exportNotFound = (id: string) => new Problem('not-found', `No export with id ${JSON.stringify(id)} exists.`);

@@ -1,11 +1,9 @@
 import type { Response } from 'express';
 import { z } from 'zod';
 import type { BlobStore } from '../../../shared/blobs/blobStore.ts';
-import type { Queryable } from '../../../shared/platform/db.ts';
-import { exportPath, type ExportRecord } from '../../../shared/domain/exports.ts';
+import { exportFileName, type ExportRecord } from '../../../shared/domain/exports.ts';
 import { EXPORT_FORMAT_NAMES, exportFormat } from '../../../shared/domain/exportFormats.ts';
 import { Problem } from '../../../shared/platform/problems.ts';
-import { SIGNED_URL_TTL_SECONDS, signingSecret, signPath } from '../../../shared/platform/signedUrls.ts';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 
@@ -27,35 +25,8 @@ export const ExportSchema = z
   })
   .meta({ id: 'Export' });
 
-const fileName = (exp: ExportRecord) => `${exp.id}.${exportFormat(exp.format).extension}`;
-
 /** `a`, `a or b`, `a, b or c`: for the reference's prose about the formats. */
 export const orList = (items: string[]) => (items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} or ${items.at(-1)}`);
-
-/** The export as the API shows it; when ready, a fresh downloadUrl (the object store's own, if there is one). */
-export async function renderExport(deps: { pool: Queryable; blobs: BlobStore; config: { baseUrl: string } }, exp: ExportRecord) {
-  let downloadUrl: string | null = null;
-  if (exp.status === 'ready' && exp.blobId) {
-    downloadUrl = deps.blobs.presignDownload
-      ? await deps.blobs.presignDownload(exp.blobId, { filename: fileName(exp), contentType: exportFormat(exp.format).contentType }, SIGNED_URL_TTL_SECONDS)
-      : deps.config.baseUrl + signPath(await signingSecret(deps.pool), exportPath(exp.id), Math.floor(Date.now() / 1000) + SIGNED_URL_TTL_SECONDS);
-  }
-  return {
-    id: exp.id,
-    object: 'export' as const,
-    datasetId: exp.datasetId,
-    versionId: exp.versionId,
-    format: exp.format,
-    status: exp.status,
-    rowCount: exp.rowCount,
-    bytes: exp.bytes,
-    failure: exp.failure,
-    createdAt: exp.createdAt.toISOString(),
-    completedAt: exp.completedAt?.toISOString() ?? null,
-    expiresAt: exp.expiresAt?.toISOString() ?? null,
-    downloadUrl,
-  };
-}
 
 /** Streams a ready export's file as a download; a HEAD gets its headers (with the length) and no read. */
 export async function sendExportFile(blobs: BlobStore, res: Response, exp: ExportRecord): Promise<void> {
@@ -66,7 +37,7 @@ export async function sendExportFile(blobs: BlobStore, res: Response, exp: Expor
     .status(200)
     .set('Content-Type', exportFormat(exp.format).contentType)
     .set('Content-Length', String(exp.bytes))
-    .set('Content-Disposition', `attachment; filename="${fileName(exp)}"`)
+    .set('Content-Disposition', `attachment; filename="${exportFileName(exp)}"`)
     .set('Cache-Control', 'private, no-store');
   if (res.req.method === 'HEAD') return void res.end();
   await pipeline(Readable.from(blobs.read(exp.blobId)), res);

@@ -10,7 +10,8 @@ import { receiveVersion } from '../../reception/index.ts';
 import { DatasetIdParams } from '../datasets/schemas.ts';
 import { keepStreamedAnswer } from '../../filters/idempotency.ts';
 import { StreamedJson } from '../../streamedJson.ts';
-import { hasValidationProblem, problemOf, renderVersion, replayValidationProblem, sendValidationProblem, VersionSchema } from './render.ts';
+import { hasValidationProblem, problemOf, replayValidationProblem, sendValidationProblem, VersionSchema } from './render.ts';
+import { renderVersion } from '../../../shared/domain/versions.ts';
 
 const DEFAULT_WAIT_S = 30;
 const MAX_WAIT_S = 300;

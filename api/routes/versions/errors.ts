@@ -11,7 +11,7 @@ import { findVersion, type VersionRecord, versionNotFound } from '../../../share
 import { badRequest, Problem } from '../../../shared/platform/problems.ts';
 import { defineOperation, type Deps } from '../../defineOperation.ts';
 import { tenantOf } from '../../principal.ts';
-import { listOf, PaginationQuery } from '../../schemas.ts';
+import { invalidCursor, listOf, PaginationQuery } from '../../schemas.ts';
 import { RowErrorSchema } from './render.ts';
 
 const CSV_EXAMPLE =
@@ -75,7 +75,7 @@ export default defineOperation({
       return;
     }
     const page = await pageOfRowErrors(deps.pool, version.id, query);
-    if (page === 'bad-cursor') throw badRequest('The cursor is not valid.', [{ field: 'cursor', code: 'invalid', message: 'Use nextCursor of a previous page.' }]);
+    if (page === 'bad-cursor') throw invalidCursor();
     res.json({ object: 'list', data: page.errors, nextCursor: page.nextCursor });
   },
 });

@@ -3,7 +3,8 @@ import { findVersion, versionNotFound } from '../../../shared/domain/versions.ts
 import { defineOperation } from '../../defineOperation.ts';
 import { tenantOf } from '../../principal.ts';
 import { StreamedJson } from '../../streamedJson.ts';
-import { renderVersion, VersionSchema } from './render.ts';
+import { VersionSchema } from './render.ts';
+import { renderVersion } from '../../../shared/domain/versions.ts';
 
 export default defineOperation({
   operationId: 'getVersion',

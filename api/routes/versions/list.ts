@@ -5,7 +5,8 @@ import { tenantOf } from '../../principal.ts';
 import { listOf, PaginationQuery } from '../../schemas.ts';
 import { DatasetIdParams } from '../datasets/schemas.ts';
 import { StreamedJson } from '../../streamedJson.ts';
-import { renderVersion, VersionSchema } from './render.ts';
+import { VersionSchema } from './render.ts';
+import { renderVersion } from '../../../shared/domain/versions.ts';
 
 export default defineOperation({
   operationId: 'listVersions',

@@ -2,10 +2,9 @@
 import type { Response } from 'express';
 import { z } from 'zod';
 import { ROW_ERROR_CODES } from '../../../shared/contract/fields.ts';
-import type { Config } from '../../../shared/platform/config.ts';
 import type { Pool } from '../../../shared/platform/db.ts';
 import { Problem, problemTypes, type ProblemType } from '../../../shared/platform/problems.ts';
-import { ERRORS_IN_VERSION, pageOfRowErrors, writeVersionErrorsJson } from '../../../shared/domain/versionErrors.ts';
+import { ERRORS_IN_VERSION, writeVersionErrorsJson } from '../../../shared/domain/versionErrors.ts';
 import { type VersionRecord, versionById } from '../../../shared/domain/versions.ts';
 import { PROBLEM_CONTENT_TYPE } from '../../problemResponses.ts';
 import { StreamedJson } from '../../streamedJson.ts';
@@ -66,40 +65,6 @@ export function versionProblem(pool: Pool, version: VersionRecord, errorsBase: s
     instance: version.requestPath,
     ...(stored.type === 'ingest-validation-failed' && { errors: streamed.array((sink) => writeVersionErrorsJson(pool, version.id, sink)) }),
     versionId: version.id,
-  };
-}
-
-/** The URL of a version's errors resource. */
-export const errorsUrlOf = (baseUrl: string, version: VersionRecord) => `${baseUrl}/v1/datasets/${version.datasetId}/versions/${version.id}/errors`;
-
-/**
- * A failed version's problem as the version object carries it: a 422 holds its first
- * ERRORS_IN_VERSION row errors, how many there are, and where to read them all, so that a version
- * and a list of versions stay small however bad the file was.
- */
-async function problemInVersion(pool: Pool, version: VersionRecord, config: Pick<Config, 'baseUrl' | 'errorsBase'>): Promise<Record<string, unknown> | null> {
-  const stored = version.problem;
-  if (version.status !== 'failed' || !stored) return null;
-  const t = problemTypes[stored.type];
-  const base = { type: `${config.errorsBase}/${stored.type}`, title: t.title, status: t.status, detail: stored.detail, instance: version.requestPath };
-  if (stored.type !== 'ingest-validation-failed') return { ...base, versionId: version.id };
-  const first = await pageOfRowErrors(pool, version.id, { limit: ERRORS_IN_VERSION });
-  if (first === 'bad-cursor') throw new Error('unreachable: no cursor');
-  return { ...base, errors: first.errors, errorCount: stored.errorCount, errorsUrl: errorsUrlOf(config.baseUrl, version), versionId: version.id };
-}
-
-export async function renderVersion(pool: Pool, version: VersionRecord, config: Pick<Config, 'baseUrl' | 'errorsBase'>) {
-  return {
-    id: version.id,
-    object: 'version' as const,
-    datasetId: version.datasetId,
-    status: version.status,
-    rowCount: version.rowCount,
-    contributingRowCount: version.contributingRowCount,
-    progress: { rowsProcessed: version.rowsProcessed, bytesProcessed: version.bytesProcessed, bytesTotal: version.bytesTotal },
-    problem: await problemInVersion(pool, version, config),
-    createdAt: version.createdAt.toISOString(),
-    completedAt: version.completedAt?.toISOString() ?? null,
   };
 }
 
