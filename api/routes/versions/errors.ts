@@ -8,7 +8,7 @@ import { blobIsStored } from '../../../shared/blobs/blobRecords.ts';
 import { REJECTED_FILE_DAYS, rejectedRowsCsv } from '../../../shared/domain/rejectedRows.ts';
 import { pageOfRowErrors } from '../../../shared/domain/versionErrors.ts';
 import { findVersion, type VersionRecord, versionNotFound } from '../../../shared/domain/versions.ts';
-import { badRequest, Problem } from '../../../shared/platform/problems.ts';
+import { Problem } from '../../../shared/platform/problems.ts';
 import { defineOperation, type Deps } from '../../defineOperation.ts';
 import { tenantOf } from '../../principal.ts';
 import { invalidCursor, listOf, PaginationQuery } from '../../schemas.ts';
