@@ -42,6 +42,18 @@ export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, wha
   return result.data;
 }
 
+/**
+ * Reads and drops the body of a call that takes none (DELETE), so that its idempotency record
+ * can fingerprint it and keep the answer; more than a JSON body's limit is 413.
+ */
+export async function discardBody(req: Request, limit = JSON_LIMIT_BYTES): Promise<void> {
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw new Problem('payload-too-large', `This call takes no body; at most ${limit} bytes of one are read.`);
+  }
+}
+
 export async function readJsonBody(req: Request, limit = JSON_LIMIT_BYTES): Promise<unknown> {
   if (!req.is('application/json')) {
     throw new Problem('unsupported-media-type', 'This endpoint takes a JSON body: send Content-Type: application/json.');

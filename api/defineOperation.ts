@@ -10,7 +10,7 @@ import type { Config } from '../shared/platform/config.ts';
 import type { Pool } from '../shared/platform/db.ts';
 import type { Logger } from '../shared/platform/log.ts';
 import type { ProblemType } from '../shared/platform/problems.ts';
-import { parseOrThrow, readJsonBody } from './body.ts';
+import { discardBody, parseOrThrow, readJsonBody } from './body.ts';
 import type { AuthorizationServer } from './oauth/provider.ts';
 import type { OAuthKeys } from '../shared/oauth/keys.ts';
 import type { ResumableReception } from './reception/resumable.ts';
@@ -122,6 +122,8 @@ export function handlerFor(op: Operation, deps: Deps) {
     const params = op.params ? parseOrThrow(op.params, req.params, 'path') : {};
     const query = op.query ? parseOrThrow(op.query, req.query, 'query string') : {};
     const body = op.body ? parseOrThrow(op.body, await readJsonBody(req), 'request body') : undefined;
+    // A mutating call that takes no body still has it read, for its idempotency record.
+    if (!op.body && !op.otherBodies && op.surface === 'v1' && isMutating(op.method)) await discardBody(req);
     await op.handle({ req, res, deps, params, query, body } as Parameters<Operation['handle']>[0]);
   };
 }

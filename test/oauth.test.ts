@@ -2,6 +2,8 @@
 // library (oauth4webapi) and by a page-driving "browser" over HTTP.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { operations } from '../api/routes/index.ts';
+import { isMutating } from '../api/defineOperation.ts';
 import * as oauth from 'oauth4webapi';
 import { addMember, removeMember } from '../shared/tenancy/memberships.ts';
 import { sha256 } from '../shared/platform/ids.ts';
@@ -286,6 +288,12 @@ describe('OAuth authorization server', function () {
       expect(write.json.type).to.equal(`${svc.config.errorsBase}/forbidden`);
       expect(write.json).not.to.have.property('instance');
       expect(write.headers.get('www-authenticate')).to.include('error="insufficient_scope"').and.include('scope="service.write"');
+      // Every mutating /v1 operation, whatever its path.
+      for (const op of operations.filter((o) => o.surface === 'v1' && isMutating(o.method))) {
+        const path = op.path.replace(/:(\w+)/g, (_m, name: string) => `${name}_x`);
+        const reply = await svc.request(path, { key: tokens.access_token, method: op.method.toUpperCase(), json: {} });
+        expect(reply.status, `${op.method} ${op.path}`).to.equal(403);
+      }
     });
 
     it('when an access token has expired, then /v1 answers 401 invalid_token', async () => {

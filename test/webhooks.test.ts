@@ -341,4 +341,38 @@ describe('events and webhooks', () => {
     const out = await runScript('bin/operator.ts', ['webhooks', 'redeliver', 'evt_nope'], { DATABASE_URL: svc.databaseUrl });
     expect(out.code).to.equal(2);
   });
+
+  it('when the events and webhook endpoint operations are called without a credential or without an Idempotency-Key, then 401 and 400 as everywhere on /v1', async () => {
+    const { key } = await svc.tenant();
+    const calls: [string, string][] = [
+      ['GET', '/v1/events'],
+      ['GET', '/v1/events/evt_x'],
+      ['POST', '/v1/webhook-endpoints'],
+      ['GET', '/v1/webhook-endpoints'],
+      ['GET', '/v1/webhook-endpoints/we_x'],
+      ['PATCH', '/v1/webhook-endpoints/we_x'],
+      ['DELETE', '/v1/webhook-endpoints/we_x'],
+      ['DELETE', '/v1/datasets/ds_x'],
+    ];
+    for (const [method, path] of calls) {
+      expect((await svc.request(path, { method, json: method === 'GET' ? undefined : {} })).status, `${method} ${path}`).to.equal(401);
+      if (method === 'GET') continue;
+      const unkeyed = await svc.request(path, { method, key, json: {}, idempotencyKey: null });
+      expect(unkeyed.status, `${method} ${path}`).to.equal(400);
+      expect(unkeyed.json.type).to.equal(`${svc.config.errorsBase}/idempotency-key-required`);
+    }
+  });
+
+  it('when an event is older than 30 days, then it is no longer listed or readable, and the scheduled purge deletes it with its deliveries', async () => {
+    const { key } = await svc.tenant();
+    await newDataset(svc, key);
+    const listed = await svc.request('/v1/events', { key });
+    const old = listed.json.data[0].id as string;
+    await svc.db.query(`UPDATE events SET created_at = now() - interval '31 days' WHERE id = $1`, [old]);
+    expect((await svc.request('/v1/events', { key })).json.data).to.deep.equal([]);
+    expect((await svc.request(`/v1/events/${old}`, { key })).status).to.equal(404);
+    await svc.worker!.boss.send(queues.purgeEvents, {});
+    await eventually(() => svc.db.query('SELECT 1 FROM events WHERE id = $1', [old]), (r) => r.rowCount === 0);
+    expect((await svc.db.query('SELECT 1 FROM events WHERE id = $1', [old])).rowCount).to.equal(0);
+  });
 });

@@ -6,10 +6,20 @@ import type { BlobStore } from '../blobs/blobStore.ts';
 import type { Pool } from '../platform/db.ts';
 import { deleteRowsOfVersion } from './contractRows.ts';
 import { deleteDatasetRecord, isDeleted } from './datasets.ts';
-import { deleteExportsOfDataset } from './exports.ts';
+import { deleteExportsOfDataset, exportFilesOfDataset } from './exports.ts';
 import { deleteUploadsOfDataset } from './uploads.ts';
 import { claimBuild, deleteVersionsOfDataset, versionsOfDataset } from './versions.ts';
 import { withTransaction } from '../platform/db.ts';
+
+/**
+ * At deletion, with an object store: its export files are deleted at once, since their presigned
+ * download URLs (valid an hour) cannot be withdrawn otherwise. Our own signed URLs check the
+ * dataset, so with PostgreSQL the purge may take them later.
+ */
+export async function withdrawDownloads(pool: Pool, blobs: BlobStore, datasetId: string): Promise<void> {
+  if (!blobs.presignDownload) return;
+  for (const id of await exportFilesOfDataset(pool, datasetId)) await blobs.delete(id);
+}
 
 export type Purged = { versions: number; rows: number; files: number };
 

@@ -184,6 +184,12 @@ export async function reopenExport(db: Queryable, exportId: string): Promise<boo
   return rowCount === 1;
 }
 
+/** The files of a dataset's exports. */
+export async function exportFilesOfDataset(db: Queryable, datasetId: string): Promise<string[]> {
+  const { rows } = await db.query<{ blob_id: string }>('SELECT blob_id FROM exports WHERE dataset_id = $1 AND blob_id IS NOT NULL', [datasetId]);
+  return rows.map((r) => r.blob_id);
+}
+
 /** Deletes a deleted dataset's exports; their files, for the blob store to delete. */
 export async function deleteExportsOfDataset(db: Queryable, datasetId: string): Promise<string[]> {
   const { rows } = await db.query<{ blob_id: string | null }>('DELETE FROM exports WHERE dataset_id = $1 RETURNING blob_id', [datasetId]);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { datasetNotFound, deleteDataset } from '../../../shared/domain/datasets.ts';
+import { withdrawDownloads } from '../../../shared/domain/datasetDeletion.ts';
 import { defineOperation } from '../../defineOperation.ts';
 import { tenantOf } from '../../principal.ts';
 import { DatasetIdParams } from './schemas.ts';
@@ -25,6 +26,10 @@ export default defineOperation({
   problems: ['not-found'],
   async handle({ res, deps, params }) {
     if (!(await deleteDataset(deps.pool, deps.boss, tenantOf(res), params.id))) throw datasetNotFound(params.id);
+    // The deletion is committed: a store that fails now leaves the files to the purge, which retries.
+    await withdrawDownloads(deps.pool, deps.blobs, params.id).catch((error: unknown) =>
+      deps.log.warn({ err: error, datasetId: params.id }, 'export files of a deleted dataset not withdrawn yet; the purge deletes them'),
+    );
     res.json({ id: params.id, object: 'dataset', deleted: true });
   },
 });

@@ -1,0 +1,77 @@
+// DELETE /v1/datasets/{id}: nothing of the dataset is readable once the 200 is sent, its
+// externalRef is free again, and its data and files are purged in the background.
+import { expect } from 'chai';
+import { HEADER, newDataset, postCsv } from './support/ingest.ts';
+import { eventually } from './support/eventually.ts';
+import { useService } from './support/service.ts';
+
+const GOOD = `${HEADER}\nc1,Acme,Pro,2026-01-01,2026-12-31,1200.00,EUR\n`;
+const BAD = `${HEADER}\nc1,,Pro,2026-01-01,2026-12-31,1,EUR\n`;
+
+describe('deleting a dataset', () => {
+  const svc = useService();
+
+  it('when a dataset is deleted, then it and everything of it answer 404 at once, its externalRef is free, and its data and files are purged', async function () {
+    this.timeout(60_000);
+    const { key } = await svc.tenant();
+    const ds = await newDataset(svc, key, 'crm-2026');
+    const active = await postCsv(svc, key, ds, GOOD);
+    const failed = await postCsv(svc, key, ds, BAD);
+    expect([active.status, failed.status]).to.deep.equal([201, 422]);
+    const exp = await svc.request(`/v1/datasets/${ds}/exports`, { key, json: { format: 'csv' } });
+    const ready = await eventually(() => svc.request(`/v1/datasets/${ds}/exports/${exp.json.id}`, { key }), (r) => r.json.status === 'ready');
+    const upload = (await svc.request(`/v1/datasets/${ds}/uploads`, { key, json: {} })).json;
+    const { rows: files } = await svc.db.query(
+      `SELECT blob_id FROM versions WHERE dataset_id = $1 AND blob_id IS NOT NULL UNION SELECT blob_id FROM exports WHERE dataset_id = $1 AND blob_id IS NOT NULL`,
+      [ds],
+    );
+    expect(files.length).to.be.at.least(2); // the failed version's file (kept for its rejected rows) and the export's
+
+    const deleted = await svc.request(`/v1/datasets/${ds}`, { key, method: 'DELETE', idempotencyKey: 'delete-crm' });
+    expect(deleted.status, deleted.text).to.equal(200);
+    expect(deleted.json).to.deep.equal({ id: ds, object: 'dataset', deleted: true });
+
+    for (const path of [
+      `/v1/datasets/${ds}`,
+      `/v1/datasets/${ds}/versions`,
+      `/v1/datasets/${ds}/versions/${active.json.id}`,
+      `/v1/datasets/${ds}/versions/${failed.json.versionId}/errors`,
+      `/v1/datasets/${ds}/metrics`,
+      `/v1/datasets/${ds}/catalog`,
+      `/v1/datasets/${ds}/exports/${exp.json.id}`,
+      `/v1/datasets/${ds}/exports/${exp.json.id}/content`,
+    ]) {
+      expect((await svc.request(path, { key })).status, path).to.equal(404);
+    }
+    const download = await fetch(ready.json.downloadUrl);
+    expect(download.status).to.be.oneOf([403, 404]);
+    if (upload.url.startsWith(svc.url)) expect((await fetch(upload.url, { method: 'PUT', body: GOOD })).status).to.equal(403);
+    expect((await fetch(upload.tusEndpoint, { method: 'POST', headers: { 'tus-resumable': '1.0.0', 'upload-length': '10' } })).status).to.equal(403);
+    expect((await svc.request(`/v1/datasets/${ds}/versions`, { key, json: { uploadId: upload.id } })).status).to.equal(404);
+    expect((await svc.request('/v1/datasets', { key })).json.data.map((d: { id: string }) => d.id)).not.to.include(ds);
+
+    // The replay answers the same; a second deletion is 404; the externalRef can be used again.
+    const replay = await svc.request(`/v1/datasets/${ds}`, { key, method: 'DELETE', idempotencyKey: 'delete-crm' });
+    expect(replay.text, replay.text).to.equal(deleted.text);
+    expect((await svc.request(`/v1/datasets/${ds}`, { key, method: 'DELETE' })).status).to.equal(404);
+    const again = await svc.request('/v1/datasets', { key, json: { externalRef: 'crm-2026' } });
+    expect(again.status, again.text).to.equal(201);
+
+    // The purge: rows, versions (with their errors and reads), exports, uploads, files, the record.
+    await eventually(() => svc.db.query('SELECT 1 FROM datasets WHERE id = $1', [ds]), (r) => r.rowCount === 0, { timeoutMs: 20_000 });
+    const left = await svc.db.query(
+      `SELECT (SELECT count(*) FROM datasets WHERE id = $1) AS datasets,
+              (SELECT count(*) FROM versions WHERE dataset_id = $1) AS versions,
+              (SELECT count(*) FROM contract_rows WHERE version_id = ANY($2)) AS rows,
+              (SELECT count(*) FROM version_errors WHERE version_id = ANY($2)) AS errors,
+              (SELECT count(*) FROM exports WHERE dataset_id = $1) AS exports,
+              (SELECT count(*) FROM uploads WHERE dataset_id = $1) AS uploads,
+              (SELECT count(*) FROM blobs WHERE id = ANY($3)) AS files`,
+      [ds, [active.json.id, failed.json.versionId], files.map((f) => f.blob_id)],
+    );
+    expect(left.rows[0]).to.deep.equal({ datasets: 0, versions: 0, rows: 0, errors: 0, exports: 0, uploads: 0, files: 0 });
+    // Its events stay, for their 30 days.
+    const events = await svc.request('/v1/events?type=dataset.deleted', { key });
+    expect(events.json.data.map((e: { data: { object: { id: string } } }) => e.data.object.id)).to.deep.equal([ds]);
+  });
+});
