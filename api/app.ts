@@ -11,6 +11,8 @@ import { type Deps, handlerFor, keptAnswerRenderers, type Operation } from './de
 import { operations } from './routes/index.ts';
 import { interactionErrorPage } from './oauth/interactions/errorPage.ts';
 import { interactionRoutes } from './oauth/interactions/routes.ts';
+import { peopleRoutes } from './people/connections.ts';
+import { PEOPLE_PATH } from './people/session.ts';
 import { requestLog } from './requestLog.ts';
 import { securityHeaders } from './html.ts';
 import { refuseMalformedUrl } from './malformed.ts';
@@ -64,6 +66,8 @@ export function createApp(deps: Deps): express.Express {
   // on the pages' paths (a malformed URL or form) is answered as a page of the flow.
   const { provider, keys } = deps.oauth;
   app.use('/oauth/interaction/:uid', interactionRoutes({ config, pool: deps.pool, log, provider, csrfKey: keys.cookieKeys[0]! }));
+  // People's own page of the programs they connected (sign-in as on the consent pages).
+  app.use(PEOPLE_PATH, peopleRoutes({ config, pool: deps.pool, log, sessionKey: keys.cookieKeys[0]! }));
   app.use('/oauth/interaction', interactionErrorPage(log));
   const serveOAuth = provider.callback();
   // With the methods the provider takes on each (OPTIONS: its CORS preflight for browser clients,

@@ -14,8 +14,9 @@ describe('operator command line', () => {
   });
 
   const operator = (...args: string[]) => runScript('bin/operator.ts', args, env);
+  /** A command for scripts (--json): exit 0 and one JSON document. */
   const ok = async (...args: string[]) => {
-    const out = await operator(...args);
+    const out = await operator(...args, '--json');
     expect(out.code, out.stderr).to.equal(0);
     return JSON.parse(out.stdout);
   };
@@ -46,7 +47,7 @@ describe('operator command line', () => {
     expect(issued.id).to.match(/^key_/);
     expect((await svc.request('/v1/datasets', { key: issued.key })).status).to.equal(200);
 
-    const listed = await operator('keys', 'list', '--account', account.id);
+    const listed = await operator('keys', 'list', '--account', account.id, '--json');
     expect(listed.stdout).not.to.include(issued.key.slice(12));
     const [entry] = JSON.parse(listed.stdout);
     expect(entry).to.have.keys('id', 'object', 'accountId', 'label', 'mode', 'createdAt', 'lastUsedAt', 'revokedAt');
@@ -76,7 +77,7 @@ describe('operator command line', () => {
     expect(stored.rows[0].invitation_sha256.equals(sha256(again.invitationCode))).to.equal(true);
   });
 
-  it('when a member is removed, then the link goes and a second removal is exit 2', async () => {
+  it('when a member is removed, then the link goes and a second removal is exit 3 (not found)', async () => {
     const account = await ok('accounts', 'create', '--name', 'Leaving Co');
     await ok('members', 'add', '--account', account.id, '--email', 'leaver@example.com');
     const removed = await ok('members', 'remove', '--account', account.id, '--email', 'Leaver@Example.com');
@@ -84,7 +85,7 @@ describe('operator command line', () => {
     const { rows } = await svc.db.query('SELECT count(*) FROM memberships WHERE account_id = $1', [account.id]);
     expect(Number(rows[0].count)).to.equal(0);
     const again = await operator('members', 'remove', '--account', account.id, '--email', 'leaver@example.com');
-    expect(again.code).to.equal(2);
+    expect(again.code).to.equal(3);
     expect(again.stdout).to.equal('');
   });
 
@@ -99,20 +100,65 @@ describe('operator command line', () => {
     expect(usage.days).to.deep.equal([{ day: '2026-11-02', requests: 2, rowsIngested: 1000, exportRows: 0 }]);
   });
 
-  it('when usage is wrong or an id is unknown, then exit 2 with one line on stderr and nothing on stdout', async () => {
-    for (const args of [
-      ['keys', 'issue', '--account', 'acc_nope', '--mode', 'test'],
-      ['keys', 'issue', '--mode', 'test'],
-      ['keys', 'revoke', 'key_nope'],
-      ['accounts', 'explode'],
-      ['usage', '--account', 'acc_nope'],
-      ['accounts', 'create', '--bogus', 'x'],
-    ]) {
+  it('when usage is wrong, then exit 2; when an id is unknown, exit 3; one line on stderr and nothing on stdout', async () => {
+    for (const [args, code] of [
+      [['keys', 'issue', '--mode', 'test'], 2],
+      [['accounts', 'explode'], 2],
+      [['accounts', 'create', '--bogus', 'x'], 2],
+      [['usage', '--account', 'acc_x', '--from', '2026-13-01'], 2],
+      [['keys', 'rotate', 'key_x', '--grace', 'soon'], 2],
+      [['jobs', 'list', '--failed', '--state', 'active'], 2],
+      [['keys', 'issue', '--account', 'acc_nope', '--mode', 'test'], 3],
+      [['keys', 'revoke', 'key_nope'], 3],
+      [['usage', '--account', 'acc_nope'], 3],
+      [['versions', 'list', '--dataset', 'ds_nope'], 3],
+    ] as [string[], number][]) {
       const out = await operator(...args);
-      expect(out.code, args.join(' ')).to.equal(2);
+      expect(out.code, args.join(' ')).to.equal(code);
       expect(out.stdout).to.equal('');
-      expect(out.stderr.trim().split('\n').at(-1)).to.match(/^operator: /);
+      expect(out.stderr.trim().split('\n')[0]).to.match(/^(operator|error): /);
     }
+  });
+
+  it('when a key is rotated, then a new key works at once and the old one until the grace period ends; --grace 0 retires it at once', async () => {
+    const account = await ok('accounts', 'create', '--name', 'Rotating Ltd');
+    const old = await ok('keys', 'issue', '--account', account.id, '--mode', 'test');
+    const rotated = await ok('keys', 'rotate', old.id, '--grace', '2h');
+    expect(rotated.issued.key).to.match(/^svc_test_/).and.not.equal(old.key);
+    expect(Date.parse(rotated.retired.revokedAt) - Date.now()).to.be.within(2 * 3600_000 - 60_000, 2 * 3600_000);
+    expect((await svc.request('/v1/datasets', { key: rotated.issued.key })).status).to.equal(200);
+    expect((await svc.request('/v1/datasets', { key: old.key })).status).to.equal(200);
+    const defaulted = await ok('keys', 'rotate', rotated.issued.id);
+    expect(Date.parse(defaulted.retired.revokedAt) - Date.now()).to.be.within(24 * 3600_000 - 60_000, 24 * 3600_000);
+    const now = await ok('keys', 'rotate', defaulted.issued.id, '--grace', '0');
+    expect((await svc.request('/v1/datasets', { key: defaulted.issued.key })).status).to.equal(401);
+    expect((await svc.request('/v1/datasets', { key: now.issued.key })).status).to.equal(200);
+    // The grace period ended (moved into the past here): the old key stops working.
+    await svc.db.query(`UPDATE api_keys SET revoked_at = now() - interval '1 second' WHERE id = $1`, [old.id]);
+    expect((await svc.request('/v1/datasets', { key: old.key })).status).to.equal(401);
+    const again = await operator('keys', 'rotate', old.id);
+    expect(again.code).to.equal(2);
+    expect(again.stderr).to.match(/revoked already/);
+  });
+
+  it('when datasets and versions are listed, then an account\'s datasets and a dataset\'s versions come newest first', async () => {
+    const account = await ok('accounts', 'create', '--name', 'Listing Ltd');
+    const key = (await ok('keys', 'issue', '--account', account.id, '--mode', 'test')).key as string;
+    const { HEADER, newDataset, postCsv } = await import('./support/ingest.ts');
+    const first = await newDataset(svc, key);
+    const second = await newDataset(svc, key);
+    const datasets = await ok('datasets', 'list', '--account', account.id);
+    expect(datasets.map((d: { id: string }) => d.id)).to.deep.equal([second, first]);
+    expect(await ok('datasets', 'list', '--account', account.id, '--mode', 'live')).to.deep.equal([]);
+    const version = await postCsv(svc, key, first, `${HEADER}\nc1,Acme,Pro,2026-01-01,2026-12-31,1.00,EUR\n`, { wait: 0 });
+    const versions = await ok('versions', 'list', '--dataset', first);
+    expect(versions.map((v: { id: string }) => v.id)).to.deep.equal([version.json.id]);
+    expect(versions[0]).to.have.keys('id', 'status', 'rowCount', 'problem', 'createdAt', 'completedAt', 'rowsPurgedAt');
+    // For people: a table with a header line.
+    const human = await operator('datasets', 'list', '--account', account.id);
+    expect(human.code).to.equal(0);
+    expect(human.stdout.split('\n')[0]).to.match(/^id\s+object\s+externalRef\s+name\s+mode\s+activeVersionId\s+createdAt$/);
+    expect(human.stdout).to.include(first);
   });
 
   it('when the database cannot be reached, then exit 1', async () => {
@@ -165,7 +211,7 @@ describe('operator: failed and dead-lettered jobs', () => {
     await svc.db.query(`DELETE FROM pgboss.job WHERE name = $1`, [queues.buildVersion]);
     const deadId = await svc.worker!.boss.send(queues.buildVersionDead, { versionId: version.json.id });
 
-    const listed = await operator('jobs', 'list');
+    const listed = await operator('jobs', 'list', '--failed', '--json');
     expect(listed.code, listed.stderr).to.equal(0);
     const jobs = JSON.parse(listed.stdout);
     expect(jobs).to.have.length(1);
@@ -176,14 +222,17 @@ describe('operator: failed and dead-lettered jobs', () => {
     const { createLogger } = await import('../shared/platform/log.ts');
     const worker = await startWorker(svc.config, svc.databaseUrl, createLogger({ logLevel: 'silent' }, 'w'));
     try {
-      const retried = await operator('jobs', 'retry', deadId!);
+      const retried = await operator('jobs', 'retry', deadId!, '--json');
       expect(retried.code, retried.stderr).to.equal(0);
       expect(JSON.parse(retried.stdout)).to.include({ queue: queues.buildVersion, retried: true });
       const built = await eventually(() => svc.request(`/v1/datasets/${ds}/versions/${version.json.id}`, { key }), (r) => r.json.status === 'active');
       expect(built.json.status).to.equal('active');
-      expect(JSON.parse((await operator('jobs', 'list')).stdout)).to.deep.equal([]);
+      expect(JSON.parse((await operator('jobs', 'list', '--failed', '--json')).stdout)).to.deep.equal([]);
+      const all = JSON.parse((await operator('jobs', 'list', '--json')).stdout);
+      expect(all.queues.map((q: { queue: string }) => q.queue)).to.include(queues.buildVersion);
+      expect(all.jobs.some((j: { queue: string; state: string }) => j.queue === queues.buildVersion && j.state === 'completed')).to.equal(true);
       const again = await operator('jobs', 'retry', deadId!);
-      expect(again.code).to.equal(2);
+      expect(again.code).to.equal(3); // no failed job by that id any more
     } finally {
       await worker.stop();
     }

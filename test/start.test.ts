@@ -17,8 +17,8 @@ describe('npm start on the embedded database (the newcomer path)', function () {
     const port = await freePort();
     const start = await startScript('bin/start.ts', { ...env, PORT: String(port) }, /dataset service ready/);
     try {
-      const account = JSON.parse((await runScript('bin/operator.ts', ['accounts', 'create', '--name', 'Newcomer'], env)).stdout);
-      const issued = await runScript('bin/operator.ts', ['keys', 'issue', '--account', account.id, '--mode', 'test'], env);
+      const account = JSON.parse((await runScript('bin/operator.ts', ['accounts', 'create', '--name', 'Newcomer', '--json'], env)).stdout);
+      const issued = await runScript('bin/operator.ts', ['keys', 'issue', '--account', account.id, '--mode', 'test', '--json'], env);
       expect(issued.code, issued.stderr).to.equal(0);
       const { key } = JSON.parse(issued.stdout);
       const created = await fetch(`http://127.0.0.1:${port}/v1/datasets`, {

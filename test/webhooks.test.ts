@@ -318,7 +318,7 @@ describe('events and webhooks', () => {
     const endpoint = await createEndpoint(key, '/ops', ['dataset.created'], () => ({ status: healthy ? 200 : 500 }));
     await newDataset(svc, key);
     const operator = async (...args: string[]) => {
-      const out = await runScript('bin/operator.ts', args, { DATABASE_URL: svc.databaseUrl });
+      const out = await runScript('bin/operator.ts', [...args, '--json'], { DATABASE_URL: svc.databaseUrl });
       expect(out.code, out.stderr).to.equal(0);
       return JSON.parse(out.stdout);
     };
@@ -339,7 +339,7 @@ describe('events and webhooks', () => {
     expect(scrape).to.match(/^webhook_deliveries\{outcome="failed"\} [1-9]/m);
     expect(scrape).to.match(/^webhook_deliveries\{outcome="delivered"\} [1-9]/m);
     const out = await runScript('bin/operator.ts', ['webhooks', 'redeliver', 'evt_nope'], { DATABASE_URL: svc.databaseUrl });
-    expect(out.code).to.equal(2);
+    expect(out.code).to.equal(3);
   });
 
   it('when the events and webhook endpoint operations are called without a credential or without an Idempotency-Key, then 401 and 400 as everywhere on /v1', async () => {

@@ -17,6 +17,7 @@ import { sweepAbandonedFiles } from './jobs/sweepAbandonedFiles.ts';
 import { deliverWebhooks } from './jobs/deliverWebhook.ts';
 import { purgeEvents } from './jobs/purgeEvents.ts';
 import { purgeDataset } from './jobs/purgeDataset.ts';
+import { purgeVersions } from './jobs/purgeVersions.ts';
 import { EventRelay } from './eventRelay.ts';
 import { WebhookPoster } from './webhookPost.ts';
 import { SecretBox } from '../shared/platform/sealedSecrets.ts';
@@ -109,6 +110,8 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
     await boss.work(queues.purgeOAuthRecords, purgeOAuthRecords(pool, log));
     await boss.work(queues.purgeEvents, purgeEvents(pool, log));
     await boss.work(queues.purgeDataset, purgeDataset(pool, blobs, log));
+    const retention = { retentionDays: config.versionRetentionDays, batchRows: config.purgeBatchRows };
+    await boss.work(queues.purgeVersions, purgeVersions(pool, blobs, retention, log));
     const retryDelaysSeconds = config.webhookRetryDelaysSeconds;
     await workDeliveries(boss, config.webhookConcurrency, deliverWebhooks({ pool, boss, box, poster, retryDelaysSeconds, log }));
     await workBuilds(boss, queues.buildVersion, config.workerConcurrency, buildVersion(pool, threads, meter, config, log));

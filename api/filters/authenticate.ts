@@ -5,6 +5,7 @@
 import type { RequestHandler, Response } from 'express';
 import { authenticateKey, keyLabel } from '../../shared/tenancy/apiKeys.ts';
 import { authenticateAccessToken } from '../../shared/oauth/accessTokens.ts';
+import { noteGrantUsed } from '../../shared/oauth/grantAccounts.ts';
 import { Problem } from '../../shared/platform/problems.ts';
 import type { Deps } from '../defineOperation.ts';
 import { ACCESS_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX, resourceMetadataOf, resourceOf } from '../oauth/provider.ts';
@@ -70,6 +71,8 @@ export function authenticate({ config, pool, meter }: Deps): RequestHandler {
         label: keyLabel(credential),
       });
       meter.add(token.accountId, 'live', 'requests');
+      // For the person's page of connected programs; not awaited (at most a write a minute per grant).
+      noteGrantUsed(pool, token.grantId).catch(() => {});
       return next();
     }
     return refuse(res, details.notACredential, true);

@@ -36,20 +36,30 @@ label .muted{font-weight:400}
 details{margin-top:1.25rem;font-size:.9375rem}summary{cursor:pointer;color:#4338ca}
 .inline{display:flex;gap:.5rem;margin-top:.5rem}.inline input{flex:1;min-width:0}.inline button{width:auto}
 .link{background:none;border:0;padding:0;width:auto;font-weight:400;color:#4338ca;text-decoration:underline}
-a{color:#4338ca}`;
+a{color:#4338ca}
+main.wide{max-width:44rem}
+table{width:100%;border-collapse:collapse;margin-top:1rem;font-size:.9375rem}
+th,td{text-align:left;padding:.6rem .5rem;border-bottom:1px solid #e5e7eb;vertical-align:top}
+th{font-size:.8125rem;color:#4b5563;font-weight:600}
+td form{margin:0}td button{width:auto;padding:.45rem .8rem}td time{white-space:nowrap}
+.danger{background:#fff;color:#b91c1c;border-color:#fca5a5}.danger:hover{background:#fef2f2}
+.notice{background:#ecfdf5;border:1px solid #6ee7b7;color:#065f46;border-radius:8px;padding:.625rem .75rem;margin:1rem 0}
+.bar{display:flex;justify-content:space-between;align-items:center;gap:1rem}.bar form{margin:0}.bar button{width:auto;white-space:nowrap}
+@media (max-width:36rem){thead{display:none}tr{display:block;border-bottom:1px solid #e5e7eb;padding:.5rem 0}td{display:block;border:0;padding:.2rem 0}
+td[data-label]::before{content:attr(data-label) ": ";color:#6b7280;font-size:.8125rem}}`;
 
-export function layout(title: string, body: string): string {
+export function layout(title: string, body: string, options: { wide?: boolean } = {}): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="same-origin"><title>${escapeHtml(title)} · Dataset Service</title><style>${STYLE}</style></head>
-<body><main><p class="brand">Dataset Service</p>
+<body><main${options.wide ? ' class="wide"' : ''}><p class="brand">Dataset Service</p>
 ${body}
 </main></body></html>`;
 }
 
-const alert = (message: string | undefined) => (message ? `<div class="alert" role="alert" id="form-error">${escapeHtml(message)}</div>` : '');
-const described = (message: string | undefined) => (message ? ' aria-describedby="form-error" aria-invalid="true"' : '');
-const csrfField = (csrf: string) => `<input type="hidden" name="csrf" value="${escapeHtml(csrf)}">`;
+export const alert = (message: string | undefined) => (message ? `<div class="alert" role="alert" id="form-error">${escapeHtml(message)}</div>` : '');
+export const described = (message: string | undefined) => (message ? ' aria-describedby="form-error" aria-invalid="true"' : '');
+export const csrfField = (csrf: string) => `<input type="hidden" name="csrf" value="${escapeHtml(csrf)}">`;
 
 export type SignInView = { action: string; signUpHref: string; csrf: string; clientName: string; email?: string; error?: string };
 

@@ -31,8 +31,24 @@ export function copyRowsIn(client: Client): Writable {
   return client.query(copyFrom(`COPY contract_rows (${COPY_COLUMNS}) FROM STDIN (FORMAT binary)`));
 }
 
-/** Deletes the rows of one version (a deleted dataset's purge); how many. */
-export async function deleteRowsOfVersion(db: Queryable, versionId: string): Promise<number> {
-  const { rowCount } = await db.query('DELETE FROM contract_rows WHERE version_id = $1', [versionId]);
-  return rowCount ?? 0;
+/** Rows deleted per statement by a purge (see deleteRowsOfVersion). */
+export const PURGE_BATCH_ROWS = 20_000;
+
+/**
+ * Deletes the rows of one version (a superseded version past its retention, a deleted dataset's),
+ * `batchRows` at a time, each batch a statement of its own: a purge of millions of rows never
+ * holds a long transaction, locks or a snapshot that would keep the vacuum from other tables'
+ * work, and one cut short (a worker killed) simply goes on the next time. How many were deleted.
+ */
+export async function deleteRowsOfVersion(db: Queryable, versionId: string, batchRows = PURGE_BATCH_ROWS, onBatch?: (deleted: number) => void): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const { rowCount } = await db.query(
+      'DELETE FROM contract_rows WHERE ctid = ANY(ARRAY(SELECT ctid FROM contract_rows WHERE version_id = $1 LIMIT $2))',
+      [versionId, batchRows],
+    );
+    total += rowCount ?? 0;
+    onBatch?.(total);
+    if ((rowCount ?? 0) < batchRows) return total;
+  }
 }

@@ -29,10 +29,8 @@ export async function purgeDeletedDataset(pool: Pool, blobs: BlobStore, datasetI
   let rows = 0;
   for (const version of versions) {
     // A build of it still running ends first (it then finds the dataset deleted and rolls back).
-    rows += await withTransaction(pool, async (client) => {
-      await claimBuild(client, version.id);
-      return deleteRowsOfVersion(client, version.id);
-    });
+    await withTransaction(pool, (client) => claimBuild(client, version.id));
+    rows += await deleteRowsOfVersion(pool, version.id);
   }
   const exportFiles = await deleteExportsOfDataset(pool, datasetId);
   const deletedVersions = await deleteVersionsOfDataset(pool, datasetId);

@@ -138,3 +138,19 @@ export async function deleteDatasetRecord(db: Queryable, id: string): Promise<vo
   await db.query('UPDATE datasets SET active_version_id = NULL WHERE id = $1 AND deleted_at IS NOT NULL', [id]);
   await db.query('DELETE FROM datasets WHERE id = $1 AND deleted_at IS NOT NULL', [id]);
 }
+
+/** An account's datasets (the operator's view), newest first; `mode` narrows to one mode. */
+export async function datasetsOfAccount(db: Queryable, accountId: string, options: { mode?: Mode | undefined; limit: number }): Promise<Dataset[]> {
+  const { rows } = await db.query<DatasetRow>(
+    `SELECT ${COLUMNS} FROM datasets WHERE account_id = $1 AND deleted_at IS NULL AND ($2::text IS NULL OR mode = $2)
+     ORDER BY created_at DESC, id DESC LIMIT $3`,
+    [accountId, options.mode ?? null, options.limit],
+  );
+  return rows.map(toDataset);
+}
+
+/** A dataset by id whatever its tenant (the operator's view); undefined once deleted. */
+export async function datasetById(db: Queryable, id: string): Promise<(Dataset & { accountId: string }) | undefined> {
+  const { rows } = await db.query<DatasetRow & { account_id: string }>(`SELECT ${COLUMNS}, account_id FROM datasets WHERE id = $1 AND deleted_at IS NULL`, [id]);
+  return rows[0] && { ...toDataset(rows[0]), accountId: rows[0].account_id };
+}

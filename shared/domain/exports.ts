@@ -195,3 +195,9 @@ export async function deleteExportsOfDataset(db: Queryable, datasetId: string): 
   const { rows } = await db.query<{ blob_id: string | null }>('DELETE FROM exports WHERE dataset_id = $1 RETURNING blob_id', [datasetId]);
   return rows.flatMap((r) => (r.blob_id ? [r.blob_id] : []));
 }
+
+/** Deletes the exports of a version whose rows are purged; their files, for the blob store to delete. */
+export async function deleteExportsOfVersion(db: Queryable, versionId: string): Promise<string[]> {
+  const { rows } = await db.query<{ blob_id: string | null }>('DELETE FROM exports WHERE version_id = $1 RETURNING blob_id', [versionId]);
+  return rows.flatMap((r) => (r.blob_id ? [r.blob_id] : []));
+}

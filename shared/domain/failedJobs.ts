@@ -86,3 +86,60 @@ export async function retryJob(db: Queryable, boss: PgBoss, id: string): Promise
   await boss.retry(failed.queue, id);
   return { id, queue: failed.queue, retried: true };
 }
+
+export type JobSummary = {
+  id: string;
+  queue: string;
+  state: string;
+  attempts: number;
+  data: Record<string, unknown>;
+  error: string | null;
+  createdAt: string;
+  startedAt: string | null;
+  completedAt: string | null;
+};
+
+export const JOB_STATES = ['created', 'retry', 'active', 'completed', 'cancelled', 'failed'] as const;
+
+/** The service's jobs in any state (newest first), for the operator; `state` and `queue` narrow. */
+export async function listJobs(db: Queryable, filter: { state?: string | undefined; queue?: string | undefined; limit: number }): Promise<JobSummary[]> {
+  const { rows } = await db.query<{
+    id: string;
+    name: string;
+    state: string;
+    retry_count: number;
+    data: Record<string, unknown>;
+    output: { message?: string } | null;
+    created_on: Date;
+    started_on: Date | null;
+    completed_on: Date | null;
+  }>(
+    `SELECT id, name, state, retry_count, data, output, created_on, started_on, completed_on FROM pgboss.job
+     WHERE name = ANY($1) AND ($2::text IS NULL OR state::text = $2) AND ($3::text IS NULL OR name = $3)
+     ORDER BY created_on DESC LIMIT $4`,
+    [Object.values(queues), filter.state ?? null, filter.queue ?? null, filter.limit],
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    queue: r.name,
+    state: r.state,
+    attempts: r.retry_count + (r.state === 'created' ? 0 : 1),
+    data: r.data,
+    error: r.state === 'failed' ? (r.output?.message ?? null) : null,
+    createdAt: r.created_on.toISOString(),
+    startedAt: r.started_on?.toISOString() ?? null,
+    completedAt: r.completed_on?.toISOString() ?? null,
+  }));
+}
+
+/** Jobs per queue and state, every queue of the service (the operator's queue depths). */
+export async function jobCounts(db: Queryable): Promise<{ queue: string; [state: string]: number | string }[]> {
+  const { rows } = await db.query<{ queue: string; state: string; n: number }>(
+    `SELECT name AS queue, state::text AS state, count(*)::int AS n FROM pgboss.job WHERE name = ANY($1) GROUP BY name, state`,
+    [Object.values(queues)],
+  );
+  const byQueue = new Map<string, { queue: string; [state: string]: number | string }>();
+  for (const queue of Object.values(queues)) byQueue.set(queue, { queue, ...Object.fromEntries(JOB_STATES.map((s) => [s, 0])) });
+  for (const r of rows) byQueue.get(r.queue)![r.state] = r.n;
+  return [...byQueue.values()];
+}

@@ -177,3 +177,9 @@ export async function readCatalog(db: Queryable, tenant: Tenant, datasetId: stri
   );
   return rows[0]?.doc;
 }
+
+/** Deletes a purged version's metrics and catalog (only the active version's are ever served). */
+export async function deleteReadsOfVersion(db: Queryable, versionId: string): Promise<void> {
+  await db.query('DELETE FROM version_monthly WHERE version_id = $1', [versionId]);
+  await db.query('DELETE FROM version_reads WHERE version_id = $1', [versionId]);
+}

@@ -37,6 +37,8 @@ export type VersionRecord = {
   problem: StoredProblem | null;
   createdAt: Date;
   completedAt: Date | null;
+  /** When its rows were purged (VERSION_RETENTION_DAYS after it was superseded); null while they are kept. */
+  rowsPurgedAt: Date | null;
 };
 
 type Row = {
@@ -54,10 +56,11 @@ type Row = {
   problem: StoredProblem | null;
   created_at: Date;
   completed_at: Date | null;
+  rows_purged_at: Date | null;
 };
 
 const COLUMNS = `v.id, v.dataset_id, v.seq, v.status, v.blob_id, v.request_path, v.bytes_total, v.rows_processed,
-  v.bytes_processed, v.row_count, v.contributing_row_count, v.problem, v.created_at, v.completed_at`;
+  v.bytes_processed, v.row_count, v.contributing_row_count, v.problem, v.created_at, v.completed_at, v.rows_purged_at`;
 
 const toRecord = (r: Row): VersionRecord => ({
   id: r.id,
@@ -74,6 +77,7 @@ const toRecord = (r: Row): VersionRecord => ({
   problem: r.problem,
   createdAt: r.created_at,
   completedAt: r.completed_at,
+  rowsPurgedAt: r.rows_purged_at,
 });
 
 export const versionNotFound = (id: string) => new Problem('not-found', `No version with id ${JSON.stringify(id)} exists.`);
@@ -233,6 +237,7 @@ export async function renderVersion(db: Queryable, version: VersionRecord, views
     problem: await problemInVersion(db, version, views),
     createdAt: version.createdAt.toISOString(),
     completedAt: version.completedAt?.toISOString() ?? null,
+    rowsPurgedAt: version.rowsPurgedAt?.toISOString() ?? null,
   };
 }
 
@@ -265,7 +270,8 @@ export async function activateVersion(
   if (!rows[0] || rows[0].deleted) return 'superseded';
   if (rows[0].active_seq != null && rows[0].active_seq > version.seq) return 'superseded';
   const replaced = await client.query<Row>(
-    `UPDATE versions v SET status = 'superseded' WHERE id = (SELECT active_version_id FROM datasets WHERE id = $1) RETURNING ${COLUMNS}`,
+    `UPDATE versions v SET status = 'superseded', superseded_at = clock_timestamp()
+     WHERE id = (SELECT active_version_id FROM datasets WHERE id = $1) RETURNING ${COLUMNS}`,
     [version.datasetId],
   );
   const activated = await client.query<Row>(
@@ -292,7 +298,8 @@ export async function finishVersion(
   views: Views,
 ): Promise<void> {
   const { rows } = await client.query<Row>(
-    `UPDATE versions v SET status = $2, problem = $3, completed_at = clock_timestamp()
+    `UPDATE versions v SET status = $2, problem = $3, completed_at = clock_timestamp(),
+       superseded_at = CASE WHEN $2 = 'superseded' THEN clock_timestamp() END
      WHERE id = $1 AND status NOT IN ('active', 'superseded', 'failed') RETURNING ${COLUMNS}`,
     [versionId, status, problem && JSON.stringify(problem)],
   );
@@ -340,4 +347,20 @@ export async function versionsOfDataset(db: Queryable, datasetId: string): Promi
 export async function deleteVersionsOfDataset(db: Queryable, datasetId: string): Promise<number> {
   const { rowCount } = await db.query('DELETE FROM versions WHERE dataset_id = $1', [datasetId]);
   return rowCount ?? 0;
+}
+
+/** Superseded versions whose rows are past their retention (oldest first), for the purge. */
+export async function versionsPastRetention(db: Queryable, retentionDays: number, limit: number): Promise<{ id: string; datasetId: string }[]> {
+  const { rows } = await db.query<{ id: string; dataset_id: string }>(
+    `SELECT id, dataset_id FROM versions
+     WHERE status = 'superseded' AND rows_purged_at IS NULL AND superseded_at < now() - make_interval(days => $1)
+     ORDER BY superseded_at LIMIT $2`,
+    [retentionDays, limit],
+  );
+  return rows.map((r) => ({ id: r.id, datasetId: r.dataset_id }));
+}
+
+/** The version's rows are gone: its record stays, readable, with rowsPurgedAt. Only ever a superseded one. */
+export async function markRowsPurged(db: Queryable, versionId: string): Promise<void> {
+  await db.query(`UPDATE versions SET rows_purged_at = clock_timestamp() WHERE id = $1 AND status = 'superseded' AND rows_purged_at IS NULL`, [versionId]);
 }

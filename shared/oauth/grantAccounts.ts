@@ -42,3 +42,63 @@ export async function purgeUnboundGrants(db: Queryable): Promise<number> {
   );
   return rowCount ?? 0;
 }
+
+/** Notes that a grant's token was used now; at most one write a minute per grant. */
+export async function noteGrantUsed(db: Queryable, grantId: string): Promise<void> {
+  await db.query(
+    `UPDATE oauth_grant_accounts SET last_used_at = now() WHERE grant_id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`,
+    [grantId],
+  );
+}
+
+export type Connection = {
+  grantId: string;
+  clientId: string;
+  programName: string;
+  accountId: string;
+  accountName: string;
+  scopes: string[];
+  grantedAt: Date;
+  lastUsedAt: Date | null;
+};
+
+/** The programs a person connected (their grants), newest first: the program, the account it acts for, what it may do, when. */
+export async function connectionsOfPerson(db: Queryable, personId: string): Promise<Connection[]> {
+  const { rows } = await db.query<{
+    grant_id: string;
+    client_id: string;
+    client_name: string | null;
+    account_id: string;
+    account_name: string;
+    scopes: string | null;
+    created_at: Date;
+    last_used_at: Date | null;
+  }>(
+    `SELECT b.grant_id, g.payload->>'clientId' AS client_id, c.payload->>'client_name' AS client_name, b.account_id, a.name AS account_name,
+            (SELECT string_agg(DISTINCT s, ' ') FROM jsonb_each_text(coalesce(g.payload->'resources', '{}'::jsonb)) r, regexp_split_to_table(r.value, ' ') s) AS scopes,
+            b.created_at, b.last_used_at
+       FROM oauth_grant_accounts b
+       JOIN oauth_records g ON g.model = 'Grant' AND g.id_sha256 = sha256(convert_to(b.grant_id, 'UTF8'))
+       JOIN accounts a ON a.id = b.account_id
+       LEFT JOIN oauth_records c ON c.model = 'Client' AND c.id_sha256 = sha256(convert_to(g.payload->>'clientId', 'UTF8'))
+      WHERE b.person_id = $1
+      ORDER BY b.created_at DESC`,
+    [personId],
+  );
+  return rows.map((r) => ({
+    grantId: r.grant_id,
+    clientId: r.client_id,
+    programName: r.client_name ?? r.client_id,
+    accountId: r.account_id,
+    accountName: r.account_name,
+    scopes: r.scopes ? r.scopes.split(' ').sort() : [],
+    grantedAt: r.created_at,
+    lastUsedAt: r.last_used_at,
+  }));
+}
+
+/** Whether the grant is the person's (a disconnection must not reach another person's). */
+export async function grantIsPersons(db: Queryable, grantId: string, personId: string): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM oauth_grant_accounts WHERE grant_id = $1 AND person_id = $2', [grantId, personId]);
+  return rowCount === 1;
+}

@@ -40,6 +40,8 @@ const EnvSchema = z.object({
     .regex(/^\d+(\.\d+)?(,\d+(\.\d+)?)*$/, 'seconds, comma-separated')
     .default('5,300,1800,7200,18000,36000,36000'),
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(500).default(50),
+  VERSION_RETENTION_DAYS: z.coerce.number().min(0).max(36_500).default(30),
+  PURGE_BATCH_ROWS: z.coerce.number().int().min(100).max(1_000_000).default(20_000),
 });
 
 /** The S3-compatible store's settings (BLOB_STORE=s3). Without keys, the AWS default chain applies. */
@@ -92,6 +94,10 @@ export type Config = {
   webhookRetryDelaysSeconds: number[];
   /** Deliveries each worker sends at once. */
   webhookConcurrency: number;
+  /** Days a superseded version's rows are kept before they are purged. */
+  versionRetentionDays: number;
+  /** Rows deleted per statement by a purge. */
+  purgeBatchRows: number;
 };
 
 export class ConfigError extends Error {}
@@ -144,5 +150,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
     webhookRetryDelaysSeconds: e.WEBHOOK_RETRY_DELAYS.split(',').map(Number),
     webhookConcurrency: e.WEBHOOK_CONCURRENCY,
+    versionRetentionDays: e.VERSION_RETENTION_DAYS,
+    purgeBatchRows: e.PURGE_BATCH_ROWS,
   };
 }

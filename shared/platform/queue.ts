@@ -14,6 +14,7 @@ export const queues = {
   deliverWebhook: 'deliver-webhook',
   purgeEvents: 'purge-events',
   purgeDataset: 'purge-dataset',
+  purgeVersions: 'purge-versions',
 } as const;
 
 /** Builds: a few retries with backoff; a worker that dies stops its heartbeat and the job is retried. */
@@ -51,7 +52,9 @@ export async function ensureQueues(boss: PgBoss): Promise<void> {
   await boss.createQueue(queues.purgeStaleFiles, { retryLimit: 2, expireInSeconds: 900 });
   await boss.createQueue(queues.purgeOAuthRecords, { retryLimit: 2, expireInSeconds: 300 });
   await boss.createQueue(queues.purgeEvents, { retryLimit: 2, expireInSeconds: 900 });
-  await boss.createQueue(queues.purgeDataset, { retryLimit: 10, retryDelay: 30, retryBackoff: true, expireInSeconds: 4 * 3600 });
+  // Purges may overlap (each batch is idempotent); one whose worker died is retried after its heartbeat stops.
+  await boss.createQueue(queues.purgeVersions, { retryLimit: 2, expireInSeconds: 4 * 3600, heartbeatSeconds: 15 });
+  await boss.createQueue(queues.purgeDataset, { retryLimit: 10, retryDelay: 30, retryBackoff: true, expireInSeconds: 4 * 3600, heartbeatSeconds: 15 });
   // A delivery's attempts are its own (webhookDeliveries.ts): pg-boss retries only a job that
   // failed for the service's reasons (its database away), and one whose worker died.
   await boss.createQueue(queues.deliverWebhook, { notify: true, retryLimit: 5, retryDelay: 5, retryBackoff: true, expireInSeconds: 120 });
@@ -80,4 +83,5 @@ export async function ensureSchedules(boss: PgBoss): Promise<void> {
   await boss.schedule(queues.purgeStaleFiles, '17 * * * *');
   await boss.schedule(queues.purgeOAuthRecords, '*/30 * * * *');
   await boss.schedule(queues.purgeEvents, '41 * * * *');
+  await boss.schedule(queues.purgeVersions, '23 * * * *');
 }

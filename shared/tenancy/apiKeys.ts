@@ -1,4 +1,5 @@
-// API keys: issued by the operator, shown once, stored as SHA-256 digests, revocable.
+// API keys: issued by the operator, shown once, stored as SHA-256 digests, revocable at once or
+// later (a rotation leaves the old key working for a grace period).
 import { randomBytes } from 'node:crypto';
 import type { Queryable } from '../platform/db.ts';
 import { newId, sha256 } from '../platform/ids.ts';
@@ -62,25 +63,63 @@ export async function listKeys(db: Queryable, accountId: string): Promise<ApiKey
   return rows.map(toRecord);
 }
 
-/** Revokes a key (idempotent: revoking twice keeps the first time). Undefined if no such key. */
+/**
+ * Revokes a key now (idempotent: revoking twice keeps the first time; a revocation scheduled by
+ * a rotation is brought forward). Undefined if no such key.
+ */
 export async function revokeKey(db: Queryable, keyId: string): Promise<{ id: string; revokedAt: string } | undefined> {
   const { rows } = await db.query<{ id: string; revoked_at: Date }>(
-    `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING id, revoked_at`,
+    `UPDATE api_keys SET revoked_at = least(coalesce(revoked_at, now()), now()) WHERE id = $1 RETURNING id, revoked_at`,
     [keyId],
   );
   return rows[0] && { id: rows[0].id, revokedAt: rows[0].revoked_at.toISOString() };
+}
+
+/** The default grace period of a rotation: a day, for every program holding the old key to move. */
+export const ROTATION_GRACE_SECONDS = 24 * 3600;
+
+/**
+ * Rotates a key: a new key of the same account and mode is issued (shown once), and the old one
+ * stops working `graceSeconds` from now (0: at once), so that programs can move without an
+ * outage. Undefined when the key does not exist or is revoked already.
+ */
+export async function rotateKey(
+  db: Queryable,
+  keyId: string,
+  graceSeconds: number,
+): Promise<{ issued: ApiKeyRecord & { key: string }; retired: { id: string; revokedAt: string } } | undefined> {
+  const { rows } = await db.query<{ id: string; account_id: string; mode: Mode; revoked_at: Date }>(
+    `UPDATE api_keys SET revoked_at = now() + make_interval(secs => $2)
+     WHERE id = $1 AND (revoked_at IS NULL OR revoked_at > now() + make_interval(secs => $2))
+     RETURNING id, account_id, mode, revoked_at`,
+    [keyId, graceSeconds],
+  );
+  const old = rows[0];
+  if (!old) return undefined;
+  const issued = await issueKey(db, old.account_id, old.mode);
+  return { issued, retired: { id: old.id, revokedAt: old.revoked_at.toISOString() } };
+}
+
+/** A key by id, for the operator (undefined if none). */
+export async function findKey(db: Queryable, keyId: string): Promise<ApiKeyRecord | undefined> {
+  const { rows } = await db.query<KeyRow>(
+    'SELECT id, account_id, label, mode, created_at, last_used_at, revoked_at FROM api_keys WHERE id = $1',
+    [keyId],
+  );
+  return rows[0] && toRecord(rows[0]);
 }
 
 export type KeyVerdict = { keyId: string; accountId: string; mode: Mode; label: string };
 
 /**
  * Looks a presented key up by digest, on every call (no cache: revocation bites on the next
- * request). Undefined for a malformed, unknown or revoked key alike.
+ * request). Undefined for a malformed, unknown or revoked key alike (a rotated key works until
+ * its revocation time).
  */
 export async function authenticateKey(db: Queryable, key: string): Promise<KeyVerdict | undefined> {
   if (!keyPattern.test(key)) return undefined;
   const { rows } = await db.query<{ id: string; account_id: string; mode: Mode; label: string }>(
-    'SELECT id, account_id, mode, label FROM api_keys WHERE secret_sha256 = $1 AND revoked_at IS NULL',
+    'SELECT id, account_id, mode, label FROM api_keys WHERE secret_sha256 = $1 AND (revoked_at IS NULL OR revoked_at > now())',
     [sha256(key)],
   );
   const row = rows[0];

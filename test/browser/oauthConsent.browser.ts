@@ -4,16 +4,15 @@
 // screenshot of every page is kept under test/artifacts/oauth-browser/ (on a phone-sized screen
 // too) so that someone can look at them.
 import { mkdir } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import * as oauth from 'oauth4webapi';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium, startClientPage } from '../support/browser.ts';
 import { addMember } from '../../shared/tenancy/memberships.ts';
 import { startService, type TestService } from '../support/service.ts';
 
-const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 const ARTIFACTS = join(import.meta.dirname, '..', 'artifacts', 'oauth-browser');
 const insecure = { [oauth.allowInsecureRequests]: true } as const;
 
@@ -29,19 +28,13 @@ describe('OAuth pages in a real browser', function () {
   before(async () => {
     await mkdir(ARTIFACTS, { recursive: true });
     svc = await startService({ worker: false });
-    // The client application's own page, where the browser lands with the code.
-    callback = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Client</title><h1>Connected</h1>'));
-    await new Promise<void>((r) => callback.listen(0, '127.0.0.1', r));
-    redirectUri = `http://127.0.0.1:${(callback.address() as AddressInfo).port}/callback`;
+    ({ server: callback, redirectUri } = await startClientPage());
     const issuer = new URL(svc.url);
     as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }));
     client = await oauth.processDynamicClientRegistrationResponse(
       await oauth.dynamicClientRegistrationRequest(as, { redirect_uris: [redirectUri], client_name: 'Quarterly Reports', token_endpoint_auth_method: 'none' }, insecure),
     );
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

@@ -39,8 +39,11 @@ export default defineOperation({
     const versionId = body.versionId ?? dataset.activeVersionId;
     if (!versionId) throw new Problem('not-found', 'The dataset has no active version to export.');
     const version = await findVersion(deps.pool, tenant, dataset.id, versionId);
-    if (!version || !['active', 'superseded'].includes(version.status)) {
-      throw new Problem('not-found', `No exportable version with id ${JSON.stringify(versionId)} exists: only built versions can be exported.`);
+    if (!version || !['active', 'superseded'].includes(version.status) || version.rowsPurgedAt) {
+      throw new Problem(
+        'not-found',
+        `No exportable version with id ${JSON.stringify(versionId)} exists: only built versions can be exported, until their rows are purged.`,
+      );
     }
     const created = await withTransaction(deps.pool, (client) => createExport(client, deps.boss, { datasetId: dataset.id, versionId, format: body.format }));
     res

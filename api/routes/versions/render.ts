@@ -46,6 +46,10 @@ export const VersionSchema = z
     }),
     createdAt: z.string().meta({ format: 'date-time' }),
     completedAt: z.string().nullable().meta({ format: 'date-time' }),
+    rowsPurgedAt: z.string().nullable().meta({
+      format: 'date-time',
+      description: 'When the rows of this superseded version were purged (VERSION_RETENTION_DAYS after it was superseded); it can no longer be exported.',
+    }),
   })
   .meta({ id: 'Version' });
 

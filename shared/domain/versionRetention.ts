@@ -1,0 +1,35 @@
+// Retention of superseded versions (contract, "Deleting and keeping data"): VERSION_RETENTION_DAYS
+// after a version was superseded, its rows are purged with its exports, metrics and catalog; the
+// version record stays, with rowsPurgedAt, and exporting it answers 404. The active version is
+// never touched (only superseded versions are taken, and a superseded one never becomes active
+// again). Rows go in batches (contractRows.ts), so a purge blocks neither builds nor reads; a
+// purge cut short (a worker killed) is taken again by the next run, as the version is not marked
+// purged until its rows are gone.
+import type { BlobStore } from '../blobs/blobStore.ts';
+import type { Pool } from '../platform/db.ts';
+import { deleteRowsOfVersion } from './contractRows.ts';
+import { deleteExportsOfVersion } from './exports.ts';
+import { deleteReadsOfVersion } from './metricsAndCatalog.ts';
+import { markRowsPurged, versionsPastRetention } from './versions.ts';
+
+export type RetentionRun = { versions: number; rows: number; files: number };
+
+export async function purgeVersionsPastRetention(
+  pool: Pool,
+  blobs: BlobStore,
+  retentionDays: number,
+  options: { batchRows?: number; limit?: number; onBatch?: (versionId: string, deleted: number) => void } = {},
+): Promise<RetentionRun> {
+  const run: RetentionRun = { versions: 0, rows: 0, files: 0 };
+  for (const version of await versionsPastRetention(pool, retentionDays, options.limit ?? 100)) {
+    // The exports first: from here on exporting it answers 404, and no download reads rows being deleted.
+    const files = await deleteExportsOfVersion(pool, version.id);
+    for (const id of files) await blobs.delete(id).catch(() => {}); // an orphan left is swept later
+    run.rows += await deleteRowsOfVersion(pool, version.id, options.batchRows, (n) => options.onBatch?.(version.id, n));
+    await deleteReadsOfVersion(pool, version.id);
+    await markRowsPurged(pool, version.id);
+    run.versions++;
+    run.files += files.length;
+  }
+  return run;
+}

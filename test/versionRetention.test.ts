@@ -1,0 +1,114 @@
+// Superseded versions past VERSION_RETENTION_DAYS: their rows and exports are purged, their
+// records stay; the active version is never touched, and a purge cut short by a killed worker is
+// finished by the next one.
+import { expect } from 'chai';
+import { createBoss, queues } from '../shared/platform/queue.ts';
+import { createLogger } from '../shared/platform/log.ts';
+import { contractsCsv } from './support/contracts.ts';
+import { HEADER, newDataset, postCsv } from './support/ingest.ts';
+import { eventually } from './support/eventually.ts';
+import { startScript } from './support/processes.ts';
+import { useService } from './support/service.ts';
+
+const ONE = `${HEADER}\nc1,Acme,Pro,2026-01-01,2026-12-31,1200.00,EUR\n`;
+const TWO = `${HEADER}\nc1,Acme,Pro,2026-01-01,2026-12-31,1200.00,EUR\nc2,Beta,Pro,2026-01-01,2026-12-31,600.00,EUR\n`;
+
+describe('retention of superseded versions', () => {
+  // No worker in this process: each test runs the project's worker as child processes.
+  const svc = useService({ worker: false });
+  const rowsOf = async (versionId: string) => Number((await svc.db.query('SELECT count(*) FROM contract_rows WHERE version_id = $1', [versionId])).rows[0].count);
+  const purgeNow = async () => {
+    const boss = createBoss(svc.databaseUrl, 'producer', createLogger({ logLevel: 'silent' }, 'test'));
+    await boss.start();
+    try {
+      await boss.send(queues.purgeVersions, {});
+    } finally {
+      await boss.stop({ graceful: false });
+    }
+  };
+  const worker = (env: Record<string, string> = {}) => startScript('worker/main.ts', { ...svc.childEnv, ...env }, /worker started/);
+
+  it('when a superseded version is past its retention, then its rows and exports are purged, its record stays with rowsPurgedAt, and exporting it is 404; the active and the recent ones are untouched', async function () {
+    this.timeout(60_000);
+    const w = await worker();
+    try {
+      const { key } = await svc.tenant();
+      const ds = await newDataset(svc, key);
+      const old = await postCsv(svc, key, ds, ONE);
+      const exp = await svc.request(`/v1/datasets/${ds}/exports`, { key, json: { format: 'csv' } });
+      await eventually(() => svc.request(`/v1/datasets/${ds}/exports/${exp.json.id}`, { key }), (r) => r.json.status === 'ready');
+      const recent = await postCsv(svc, key, ds, TWO);
+      const active = await postCsv(svc, key, ds, TWO);
+      expect([old.status, recent.status, active.status]).to.deep.equal([201, 201, 201]);
+      const metricsBefore = await svc.request(`/v1/datasets/${ds}/metrics`, { key });
+      await svc.db.query(`UPDATE versions SET superseded_at = now() - interval '31 days' WHERE id = $1`, [old.json.id]);
+
+      await purgeNow();
+      const purged = await eventually(() => svc.request(`/v1/datasets/${ds}/versions/${old.json.id}`, { key }), (r) => r.json.rowsPurgedAt !== null, { timeoutMs: 20_000 });
+      expect(purged.json).to.include({ status: 'superseded', rowCount: 1 });
+      expect(Date.parse(purged.json.rowsPurgedAt)).to.be.within(Date.now() - 60_000, Date.now());
+      expect(await rowsOf(old.json.id)).to.equal(0);
+      expect((await svc.request(`/v1/datasets/${ds}/exports/${exp.json.id}`, { key })).status).to.equal(404);
+      expect((await svc.request(`/v1/datasets/${ds}/exports`, { key, json: { format: 'csv', versionId: old.json.id } })).status).to.equal(404);
+
+      expect(await rowsOf(recent.json.id)).to.equal(2);
+      expect(await rowsOf(active.json.id)).to.equal(2);
+      expect((await svc.request(`/v1/datasets/${ds}/versions/${recent.json.id}`, { key })).json.rowsPurgedAt).to.equal(null);
+      expect((await svc.request(`/v1/datasets/${ds}/metrics`, { key })).text).to.equal(metricsBefore.text);
+      expect((await svc.request(`/v1/datasets/${ds}/exports`, { key, json: { format: 'csv', versionId: recent.json.id } })).status).to.equal(202);
+    } finally {
+      w.child.kill('SIGTERM');
+      await w.exited;
+    }
+  });
+
+  it('when the worker is killed mid-purge, under load, then the next one finishes it and nothing of the active version is lost', async function () {
+    this.timeout(120_000);
+    const first = await worker({ PURGE_BATCH_ROWS: '100' });
+    let second: Awaited<ReturnType<typeof worker>> | undefined;
+    try {
+      const { key } = await svc.tenant();
+      const ds = await newDataset(svc, key);
+      const big = await postCsv(svc, key, ds, contractsCsv(30_000), { wait: 60 });
+      const active = await postCsv(svc, key, ds, contractsCsv(5_000), { wait: 60 });
+      expect([big.status, active.status]).to.deep.equal([201, 201]);
+      const metrics = (await svc.request(`/v1/datasets/${ds}/metrics`, { key })).text;
+      await svc.db.query(`UPDATE versions SET superseded_at = now() - interval '31 days' WHERE id = $1`, [big.json.id]);
+
+      // Load meanwhile: reads of the active version, and new versions of another dataset.
+      let loading = true;
+      const other = await newDataset(svc, key);
+      const load = (async () => {
+        let n = 0;
+        while (loading) {
+          const read = await svc.request(`/v1/datasets/${ds}/metrics`, { key });
+          expect(read.text).to.equal(metrics);
+          expect((await postCsv(svc, key, other, ONE)).status).to.equal(201);
+          n++;
+        }
+        return n;
+      })();
+
+      await purgeNow();
+      await eventually(() => rowsOf(big.json.id), (n) => n < 30_000, { everyMs: 10, timeoutMs: 30_000 });
+      first.child.kill('SIGKILL');
+      await first.exited;
+      const left = await rowsOf(big.json.id);
+      expect(left, 'the kill came mid-purge').to.be.above(0).and.below(30_000);
+      expect((await svc.request(`/v1/datasets/${ds}/versions/${big.json.id}`, { key })).json.rowsPurgedAt).to.equal(null);
+
+      second = await worker({ PURGE_BATCH_ROWS: '1000' });
+      await purgeNow();
+      await eventually(() => svc.request(`/v1/datasets/${ds}/versions/${big.json.id}`, { key }), (r) => r.json.rowsPurgedAt !== null, { timeoutMs: 60_000 });
+      loading = false;
+      expect(await load).to.be.above(0);
+      expect(await rowsOf(big.json.id)).to.equal(0);
+      expect(await rowsOf(active.json.id)).to.equal(5_000);
+      expect((await svc.request(`/v1/datasets/${ds}/metrics`, { key })).text).to.equal(metrics);
+    } finally {
+      first.child.kill('SIGKILL');
+      second?.child.kill('SIGTERM');
+      await second?.exited;
+    }
+  });
+});
