@@ -72,6 +72,12 @@ export function createMetrics(pool: Pool): Metrics {
     deliveries.reset();
     for (const d of await deliveryCounts(pool)) deliveries.set({ outcome: d.status }, d.count);
   };
+  // This process's connection pool: its saturation shows as requests waiting for a connection.
+  const poolGauge = (name: string, help: string, read: () => number) =>
+    new Gauge({ name, help, registers: [registry], collect() { this.set(read()); } });
+  poolGauge('db_pool_connections', 'Connections this process holds open to PostgreSQL.', () => pool.totalCount);
+  poolGauge('db_pool_idle_connections', 'Of those, the idle ones.', () => pool.idleCount);
+  poolGauge('db_pool_waiting_requests', 'Queries waiting for a connection (the pool is saturated while this is above 0).', () => pool.waitingCount);
   const measure: RequestHandler = (req, res, next) => {
     const end = requests.startTimer();
     res.once('close', () => end({ method: req.method, route: (res.locals['route'] as string | undefined) ?? 'other', status: String(res.statusCode) }));

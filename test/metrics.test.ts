@@ -1,6 +1,9 @@
 // GET /metrics: the Prometheus text format, read back with a Prometheus text parser; the process's
 // HTTP requests by route and status, and the fleet's builds, exports and queues from the database.
 import { expect } from 'chai';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { projectRoot } from '../shared/platform/paths.ts';
 import parsePrometheusTextFormat, { type MetricFamily } from 'parse-prometheus-text-format';
 import { eventually } from './support/eventually.ts';
 import { HEADER, newDataset, postCsv } from './support/ingest.ts';
@@ -61,5 +64,22 @@ describe('metrics', function () {
     expect(Number(families.get('dataset_exports_total')!.metrics.find((m) => m.labels!['outcome'] === 'ready')!.value)).to.equal(1);
     expect(families.get('queue_jobs_waiting')!.type).to.equal('GAUGE');
     expect(families.has('process_resident_memory_bytes')).to.equal(true);
+  });
+
+  it('when the Grafana dashboard in the repository is loaded, then every metric its panels query is in the scrape', async () => {
+    const dashboard = JSON.parse(await readFile(join(projectRoot, 'api', 'grafanaDashboard.json'), 'utf8')) as { panels: { title: string; targets: { expr: string }[] }[] };
+    const { families } = await scrape();
+    expect(families.get('db_pool_waiting_requests')!.type).to.equal('GAUGE');
+    const queried = new Set<string>();
+    for (const panel of dashboard.panels) {
+      expect(panel.targets.length, panel.title).to.be.above(0);
+      // The dashboard writes every metric with a selector ({…} or […]): the names before one.
+      for (const target of panel.targets) for (const [, name] of target.expr.matchAll(/([a-z_][a-z0-9_]*)\{/g)) queried.add(name!);
+    }
+    expect(queried.size).to.be.above(10);
+    for (const name of queried) {
+      const family = name.replace(/_(bucket|count|sum)$/, '');
+      expect(families.has(family) || families.has(name), `${name} is not in the scrape`).to.equal(true);
+    }
   });
 });

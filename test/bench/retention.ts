@@ -24,7 +24,7 @@ async function fillRows(pool: Pool, table: string, versionId: string, rows: numb
   for (let from = 1; from <= rows; from += step) {
     await pool.query(
       `INSERT INTO ${table} (version_id, row_number, contract_id, customer, product, start_date, end_date, amount, currency)
-       SELECT $1, g, 'C' || g, 'Customer ' || (g % 30011), 'Product ' || (g % 17), date '2025-01-01' + (g % 365), date '2026-01-01' + (g % 365),
+       SELECT $1, g, 'C' || g, 'Customer ' || (g % 30011), 'Product ' || (g % 17), date '2025-01-01' + (g % 365)::int, date '2026-01-01' + (g % 365)::int,
               (g % 100000) / 100.0, (ARRAY['EUR','USD','GBP'])[1 + g % 3]
        FROM generate_series($2::bigint, $3::bigint) g`,
       [versionId, from, Math.min(rows, from + step - 1)],
