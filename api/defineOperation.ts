@@ -74,8 +74,10 @@ export type Operation<P extends AnyObject = AnyObject, Q extends AnyObject = Any
   /** Request headers the operation reads (documentation only; the handler reads them). */
   requestHeaders?: AnyObject;
   body?: B;
+  /** An example of the JSON body, for the reference. */
+  bodyExample?: unknown;
   /** Bodies the handler reads itself (streams, multipart), by content type: documentation only. */
-  otherBodies?: Record<string, { schema: z.ZodType; description?: string }>;
+  otherBodies?: Record<string, { schema: z.ZodType; description?: string; example?: unknown }>;
   responses: Record<number, ResponseSpec>;
   /** Problem types this operation itself may answer (the filters' ones are added for /v1). */
   problems?: ProblemType[];

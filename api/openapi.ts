@@ -5,6 +5,7 @@ import type { RequestHandler } from 'express';
 import { z } from 'zod';
 import { problemTypes, type ProblemType } from '../shared/platform/problems.ts';
 import { isMutating, type Operation } from './defineOperation.ts';
+import { OAUTH_BROWSER_FLOW } from './routes/index.ts';
 import { escapeHtml } from './html.ts';
 import { ProblemSchema } from './schemas.ts';
 
@@ -21,6 +22,35 @@ const v1FilterProblems = (op: Operation): ProblemType[] =>
     : op.surface === 'public'
       ? ['bad-request', 'internal']
       : [];
+
+/** The detail of each problem type's example (when no richer example is given below). */
+const EXAMPLE_DETAILS: Record<ProblemType, string> = {
+  unauthorized: 'No credential was sent. Send an API key as "Authorization: Bearer svc_test_…".',
+  forbidden: 'This credential lacks the scope service.write, which this call needs.',
+  'not-found': 'No dataset with id "ds_3k9x0v4m7q2r8t1w5y6z" exists.',
+  'method-not-allowed': '/v1/datasets does not take PUT; it takes GET, HEAD, POST.',
+  conflict: 'A dataset with externalRef "crm-2026" already exists.',
+  'payload-too-large': 'The file is larger than the limit of 2147483648 bytes.',
+  'unsupported-media-type': 'This endpoint takes a JSON body: send Content-Type: application/json.',
+  'bad-request': 'The request body is not valid.',
+  'idempotency-key-required': 'This call changes data, so it needs an Idempotency-Key header. Nothing ran.',
+  'idempotency-key-reused': 'This Idempotency-Key was already used with a different request in the last 24 hours. Nothing ran.',
+  'ingest-validation-failed': '2 rows were rejected (2 problems); nothing was written.',
+  gone: 'The file for this url no longer exists',
+  'precondition-failed': 'Tus-Resumable Required',
+  locked: 'Another request is writing this upload; retry shortly.',
+  'not-implemented': 'creation-defer-length extension is not (yet) supported.',
+  internal: 'The service failed while answering this request. Retrying with the same Idempotency-Key is safe.',
+  unavailable: 'The service cannot reach its database right now. Retry with the same Idempotency-Key.',
+};
+
+/** A plain example of each problem type, for the operations that may answer it. */
+const plainProblemExample = (errorsBase: string, type: ProblemType, instance: string) => ({
+  [type]: {
+    summary: problemTypes[type].title,
+    value: { type: `${errorsBase}/${type}`, title: problemTypes[type].title, status: problemTypes[type].status, detail: EXAMPLE_DETAILS[type], instance },
+  },
+});
 
 /** Examples of problem documents, shown with every operation that may answer the type. */
 const problemExamples = (errorsBase: string): Partial<Record<ProblemType, Record<string, { summary: string; value: object }>>> => ({
@@ -49,6 +79,19 @@ const problemExamples = (errorsBase: string): Partial<Record<ProblemType, Record
     },
   },
 });
+
+/** The reference's sections, in order, with what each is about. */
+const TAGS = [
+  { name: 'Datasets', description: 'A dataset holds the versions of one collection of contract rows; one version at a time is active.' },
+  { name: 'Versions', description: 'Each upload becomes a version, built by a worker: every row error is reported at once, or the version activates with its metrics and catalog.' },
+  { name: 'Uploads', description: 'Large files: a signed URL to PUT to, or a resumable tus endpoint; then a version from {"uploadId"}.' },
+  { name: 'Reads', description: 'Metrics and catalog of the active version, computed when it was built.' },
+  { name: 'Exports', description: 'A version\'s rows as a CSV or JSONL file, built by a worker.' },
+  { name: 'Events', description: 'What happened to your datasets, versions and exports, kept 30 days.' },
+  { name: 'Webhooks', description: 'Endpoints that receive events, signed per Standard Webhooks.' },
+  { name: 'OAuth', description: OAUTH_BROWSER_FLOW },
+  { name: 'Operations', description: 'Probes and Prometheus metrics, for operators.' },
+];
 
 const toOpenApiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}');
 
@@ -86,7 +129,7 @@ export function buildOpenApiDocument(operations: Operation[], baseUrl: string, e
       byStatus.set(status, [...(byStatus.get(status) ?? []), type]);
     }
     for (const [status, types] of byStatus) {
-      const examples = Object.assign({}, ...types.map((t) => examplesOf[t] ?? {}));
+      const examples = Object.assign({}, ...types.map((t) => examplesOf[t] ?? plainProblemExample(errorsBase, t, toOpenApiPath(op.path))));
       responses[String(status)] ??= {
         description: types.map((t) => `\`${t}\` (${errorsBase}/${t})`).join(', '),
         content: {
@@ -101,7 +144,8 @@ export function buildOpenApiDocument(operations: Operation[], baseUrl: string, e
       tags: op.tags,
       summary: op.summary,
       ...(op.description && { description: op.description }),
-      ...(op.surface === 'v1' && { security: [{ bearer: [] }] }),
+      // Only /v1 needs a credential; every other operation says so (security: []).
+      security: op.surface === 'v1' ? [{ bearer: [] }] : [],
       request: {
         ...(op.params && { params: op.params }),
         ...(op.query && { query: op.query }),
@@ -118,7 +162,7 @@ export function buildOpenApiDocument(operations: Operation[], baseUrl: string, e
           body: {
             required: true,
             content: {
-              ...(op.body && { 'application/json': { schema: op.body } }),
+              ...(op.body && { 'application/json': { schema: op.body, ...(op.bodyExample !== undefined && { example: op.bodyExample }) } }),
               ...op.otherBodies,
             },
           },
@@ -137,8 +181,10 @@ export function buildOpenApiDocument(operations: Operation[], baseUrl: string, e
         'Datasets of contract rows, built into versions by workers. Every mutating /v1 call needs an Idempotency-Key; ' +
         'every failure is an RFC 9457 problem document whose type is described at its URI. Test-mode (svc_test_) and ' +
         'live-mode (svc_live_) credentials never see each other\'s data. /v1 allows no browser origin.',
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },
     servers: [{ url: baseUrl }],
+    tags: TAGS,
   });
 }
 

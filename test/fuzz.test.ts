@@ -82,7 +82,8 @@ describe('fuzzing the running service (property-based, bounded in time)', functi
   // The operations, and the pages that are not operations: the reference, problem pages, the OAuth flow's.
   const routes = [
     ...operations.map((op) => ({ method: op.method.toUpperCase(), path: op.path })),
-    ...['/docs', '/openapi.json', '/problems/', '/problems/:type', '/oauth/interaction/:uid'].map((path) => ({ method: 'GET', path })),
+    ...['/docs', '/openapi.json', '/problems/', '/problems/:type', '/oauth/authorize', '/oauth/interaction/:uid', '/account/connections'].map((path) => ({ method: 'GET', path })),
+    ...['/account/sign-in', '/account/sign-out', '/account/connections/:grantId/disconnect'].map((path) => ({ method: 'POST', path })),
     ...['login', 'signup', 'consent', 'invitation', 'switch'].map((step) => ({ method: 'POST', path: `/oauth/interaction/:uid/${step}` })),
   ];
   const svc = useService({ worker: false });

@@ -23,6 +23,7 @@ import getVersion from './versions/get.ts';
 import listVersions from './versions/list.ts';
 import listVersionErrors from './versions/errors.ts';
 import { oauthEndpoints } from './oauth/endpoints.ts';
+export { OAUTH_BROWSER_FLOW } from './oauth/endpoints.ts';
 import listEvents from './events/list.ts';
 import getEvent from './events/get.ts';
 import createWebhookEndpoint from './webhookEndpoints/create.ts';

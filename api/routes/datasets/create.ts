@@ -3,6 +3,7 @@ import { createDataset } from '../../../shared/domain/datasets.ts';
 import { defineOperation } from '../../defineOperation.ts';
 import { tenantOf } from '../../principal.ts';
 import { DatasetSchema } from './schemas.ts';
+import { datasetExample } from '../../examples.ts';
 
 export const CreateDatasetBody = z
   .strictObject({
@@ -21,8 +22,9 @@ export default defineOperation({
   description:
     'Creates an empty dataset in the credential\'s mode. A duplicate externalRef answers 409 `conflict` with `existingId`.',
   body: CreateDatasetBody,
+  bodyExample: { externalRef: 'crm-2026', name: 'CRM contracts' },
   responses: {
-    201: { description: 'The new dataset.', schema: DatasetSchema, headers: { Location: 'URL of the dataset.' } },
+    201: { description: 'The new dataset.', schema: DatasetSchema, example: { ...datasetExample, activeVersionId: null }, headers: { Location: 'URL of the dataset.' } },
   },
   problems: ['bad-request', 'conflict', 'unsupported-media-type', 'payload-too-large'],
   async handle({ res, deps, body }) {

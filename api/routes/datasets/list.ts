@@ -4,6 +4,7 @@ import { defineOperation } from '../../defineOperation.ts';
 import { tenantOf } from '../../principal.ts';
 import { invalidCursor, listOf, PaginationQuery } from '../../schemas.ts';
 import { DatasetSchema } from './schemas.ts';
+import { datasetExample, list } from '../../examples.ts';
 
 export const ListDatasetsQuery = PaginationQuery.extend({
   externalRef: z.string().min(1).max(200).optional().meta({ description: 'Only the dataset with this externalRef (at most one).' }),
@@ -18,7 +19,7 @@ export default defineOperation({
   summary: 'List datasets',
   description: 'The datasets of the credential\'s account and mode, newest first.',
   query: ListDatasetsQuery,
-  responses: { 200: { description: 'A page of datasets.', schema: listOf(DatasetSchema, 'DatasetList') } },
+  responses: { 200: { description: 'A page of datasets.', schema: listOf(DatasetSchema, 'DatasetList'), example: list(datasetExample) } },
   problems: ['bad-request'],
   async handle({ res, deps, query }) {
     const tenant = tenantOf(res);

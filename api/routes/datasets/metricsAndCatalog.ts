@@ -1,5 +1,6 @@
 // Metrics and catalog of the active version: one query each on results computed at build time.
 // A missing dataset and one with no active version answer the same 404.
+import { catalogExample, metricsExample } from '../../examples.ts';
 import { z } from 'zod';
 import { FIELD_KIND_NAMES, GATING_FIELDS } from '../../../shared/contract/fields.ts';
 import { Problem } from '../../../shared/platform/problems.ts';
@@ -70,7 +71,7 @@ export const getMetrics = defineOperation({
   description: 'Row counts, per-currency totals and the monthly series (MRR, active, new and churned customers). `from` and `to` (YYYY-MM) slice the series.',
   params: DatasetIdParams,
   query: z.object({ from: Month.optional(), to: Month.optional() }),
-  responses: { 200: { description: 'The metrics.', schema: MetricsSchema } },
+  responses: { 200: { description: 'The metrics.', schema: MetricsSchema, example: metricsExample } },
   problems: ['not-found', 'bad-request'],
   async handle({ res, deps, params, query }) {
     const doc = await readMetrics(deps.pool, tenantOf(res), params.id, query);
@@ -88,7 +89,7 @@ export const getCatalog = defineOperation({
   summary: 'Catalog of the active version',
   description: 'Per field: type, whether it gates metrics, how many rows have it, distinct values, min and max; and every product.',
   params: DatasetIdParams,
-  responses: { 200: { description: 'The catalog.', schema: CatalogSchema } },
+  responses: { 200: { description: 'The catalog.', schema: CatalogSchema, example: catalogExample } },
   problems: ['not-found'],
   async handle({ res, deps, params }) {
     const doc = await readCatalog(deps.pool, tenantOf(res), params.id);

@@ -1,3 +1,4 @@
+import { exportExample } from '../../examples.ts';
 import { z } from 'zod';
 import { datasetNotFound, findDataset } from '../../../shared/domain/datasets.ts';
 import { withTransaction } from '../../../shared/platform/db.ts';
@@ -30,7 +31,15 @@ export default defineOperation({
     'A worker builds it; GET the export until it is ready. 404 when there is no such version or it failed.',
   params: DatasetIdParams,
   body: CreateExportBody,
-  responses: { 202: { description: 'The export, queued.', schema: ExportSchema, headers: { Location: 'URL of the export.' } } },
+  bodyExample: { format: 'csv' },
+  responses: {
+    202: {
+      description: 'The export, queued.',
+      schema: ExportSchema,
+      example: { ...exportExample, status: 'queued', rowCount: null, bytes: null, completedAt: null, expiresAt: null, downloadUrl: null },
+      headers: { Location: 'URL of the export.' },
+    },
+  },
   problems: ['not-found', 'bad-request', 'unsupported-media-type'],
   async handle({ res, deps, params, body }) {
     const tenant = tenantOf(res);

@@ -1,5 +1,6 @@
 // GET /exports/{id}/download?expires=…&signature=…: the signed downloadUrl, outside /v1. The
 // signature is the permission; it expires one hour after the export was read.
+import { csvExample, jsonlExample } from '../../examples.ts';
 import { z } from 'zod';
 import { exportById, exportPath } from '../../../shared/domain/exports.ts';
 import { mediaType } from '../../../shared/domain/exportFormats.ts';
@@ -19,7 +20,16 @@ export default defineOperation({
   description: 'No credential: the signature is the permission. 403 for a bad or expired signature.',
   params: z.object({ exportId: z.string().min(1).max(100) }),
   query: SignedUrlQuery,
-  responses: { 200: { description: 'The file.', contentType: mediaType('csv') /* one media type per answer in the reference */, schema: z.string() } },
+  responses: {
+    200: {
+      description: 'The file (CSV or JSONL, as the export was requested).',
+      contentType: mediaType('csv'),
+      schema: z.string(),
+      example: csvExample,
+      alternatives: { [mediaType('jsonl')]: { schema: z.string(), example: jsonlExample } },
+      headers: { 'Content-Disposition': 'attachment; filename="exp_….csv"' },
+    },
+  },
   problems: ['forbidden', 'conflict'],
   async handle({ res, deps, params, query }) {
     const secret = await signingSecret(deps.pool);

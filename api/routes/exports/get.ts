@@ -1,3 +1,4 @@
+import { csvExample, exportExample, jsonlExample } from '../../examples.ts';
 import { z } from 'zod';
 import { findExport } from '../../../shared/domain/exports.ts';
 import { EXPORT_FORMAT_NAMES, mediaType } from '../../../shared/domain/exportFormats.ts';
@@ -19,7 +20,7 @@ export const getExport = defineOperation({
   summary: 'Retrieve an export',
   description: 'Its status; when ready, a signed `downloadUrl` valid one hour (a new one on each read).',
   params: ExportParams,
-  responses: { 200: { description: 'The export.', schema: ExportSchema } },
+  responses: { 200: { description: 'The export.', schema: ExportSchema, example: exportExample } },
   problems: ['not-found'],
   async handle({ res, deps, params }) {
     const exp = await findExport(deps.pool, tenantOf(res), params.id, params.exportId);
@@ -38,7 +39,14 @@ export const getExportContent = defineOperation({
   description: `The file, streamed: ${orList(EXPORT_FORMAT_NAMES.map(mediaType))}, as an attachment. 409 while the export is not ready.`,
   params: ExportParams,
   responses: {
-    200: { description: 'The file.', contentType: mediaType('csv') /* one media type per answer in the reference */, schema: z.string() },
+    200: {
+      description: 'The file (CSV or JSONL, as the export was requested).',
+      contentType: mediaType('csv'),
+      schema: z.string(),
+      example: csvExample,
+      alternatives: { [mediaType('jsonl')]: { schema: z.string(), example: jsonlExample } },
+      headers: { 'Content-Disposition': 'attachment; filename="exp_….csv"' },
+    },
   },
   problems: ['not-found', 'conflict'],
   async handle({ res, deps, params }) {

@@ -12,7 +12,7 @@ export const healthz = defineOperation({
   tags: ['Operations'],
   summary: 'Liveness',
   description: 'The process is up. Needs no credential.',
-  responses: { 200: { description: 'Up.', schema: z.object({ status: z.literal('ok') }) } },
+  responses: { 200: { description: 'Up.', schema: z.object({ status: z.literal('ok') }), example: { status: 'ok' } } },
   async handle({ res }) {
     res.json({ status: 'ok' });
   },
@@ -27,7 +27,11 @@ export const readyz = defineOperation({
   summary: 'Readiness',
   description: 'The database is reachable and every migration is applied. Needs no credential.',
   responses: {
-    200: { description: 'Ready.', schema: z.object({ status: z.literal('ready'), database: z.literal('ok'), migrations: z.literal('current') }) },
+    200: {
+      description: 'Ready.',
+      schema: z.object({ status: z.literal('ready'), database: z.literal('ok'), migrations: z.literal('current') }),
+      example: { status: 'ready', database: 'ok', migrations: 'current' },
+    },
   },
   problems: ['unavailable'],
   async handle({ res, deps }) {

@@ -25,23 +25,26 @@ const TokenResponse = z
 const doc = (op: Omit<Operation, 'surface' | 'handle' | 'tags'>): Operation =>
   defineOperation({ ...op, surface: 'oauth', tags: ['OAuth'], handle: served } as Operation);
 
+/**
+ * The person's side of the flow: browser pages, not API operations (they stay out of generated
+ * clients). The reference describes them in the OAuth section's text.
+ */
+export const OAUTH_BROWSER_FLOW = [
+  'Programs act for a person with the authorization code flow and PKCE (S256). The browser pages are not API operations:',
+  '',
+  '- **GET /oauth/authorize**: `response_type=code`, `client_id`, `redirect_uri`, `code_challenge` and `code_challenge_method=S256` ' +
+    '(plain, or a challenge without a method, is refused), `scope` (`service.read` and/or `service.write`; any other scope is refused ' +
+    'with `invalid_scope`, except `offline_access`, which is ignored: refresh tokens are always issued), `state`, `resource` (optional, ' +
+    'only `$BASE_URL/v1`). The person signs in or signs up, chooses the account the token acts for, and allows or denies. The browser ' +
+    'returns to `redirect_uri` with `code`, `state` and `iss` (RFC 9207), or with `error=access_denied`.',
+  '- **/oauth/interaction/{uid}**: the sign-in, sign-up and consent pages it sends the browser to, and their forms (login, signup, ' +
+    'consent, invitation, switch; each with a CSRF field, a foreign Origin refused). The pages are no-store and cannot be framed.',
+  '- **/account/connections**: where a person sees the programs they connected and disconnects one.',
+  '',
+  'Then the program exchanges the code at POST /oauth/token, and calls /v1 with the access token (`svc_oauth_…`).',
+].join('\n');
+
 export const oauthEndpoints: Operation[] = [
-  doc({
-    operationId: 'oauthAuthorize',
-    method: 'get',
-    path: '/oauth/authorize',
-    summary: 'Authorization request (browser)',
-    description:
-      'Authorization code with PKCE: response_type=code, client_id, redirect_uri, code_challenge and code_challenge_method=S256 ' +
-      '(plain, or a challenge without a method, is refused), scope (service.read and/or service.write; any other scope is refused with ' +
-      'invalid_scope, except offline_access, which is ignored: refresh tokens are always issued), state, resource (optional, ' +
-      'only $BASE_URL/v1). The person signs in or signs up, chooses the account the token acts for, and allows or denies. ' +
-      'The browser returns to redirect_uri with code, state and iss (RFC 9207), or with error=access_denied.',
-    responses: {
-      303: { description: 'To the sign-in or consent page, then back to the client.', headers: { Location: 'Where the browser goes next.' } },
-      400: { description: 'An HTML page when the client or redirect_uri cannot be trusted; otherwise the error goes back to redirect_uri.' },
-    },
-  }),
   doc({
     operationId: 'oauthToken',
     method: 'post',
@@ -51,11 +54,24 @@ export const oauthEndpoints: Operation[] = [
       'grant_type=authorization_code (code, redirect_uri, code_verifier, client_id) or grant_type=refresh_token (refresh_token, client_id). ' +
       'Public clients: no client secret. A code is valid 60 seconds, once; presenting it again revokes what it issued. A refresh token ' +
       'is rotated on every use; presenting a rotated one revokes the grant. Of two concurrent exchanges of one code or refresh token, exactly one succeeds.',
-    otherBodies: { 'application/x-www-form-urlencoded': { schema: z.object({ grant_type: z.enum(['authorization_code', 'refresh_token']) }) } },
+    otherBodies: {
+      'application/x-www-form-urlencoded': {
+        schema: z.object({ grant_type: z.enum(['authorization_code', 'refresh_token']) }).catchall(z.string()),
+        example: { grant_type: 'authorization_code', code: 'Xh3…', redirect_uri: 'http://127.0.0.1:8400/callback', code_verifier: '9vT…', client_id: 'UqL…' },
+      },
+    },
     responses: {
-      200: { description: 'Tokens.', schema: TokenResponse },
-      400: { description: 'invalid_grant, invalid_request, unsupported_grant_type, invalid_scope, invalid_target.', schema: OAuthError },
-      401: { description: 'invalid_client.', schema: OAuthError },
+      200: {
+        description: 'Tokens.',
+        schema: TokenResponse,
+        example: { access_token: 'svc_oauth_Qe2…', token_type: 'Bearer', expires_in: 3600, refresh_token: 'svc_oauth_rt_Lm8…', scope: 'service.read service.write' },
+      },
+      400: {
+        description: 'invalid_grant, invalid_request, unsupported_grant_type, invalid_scope, invalid_target.',
+        schema: OAuthError,
+        example: { error: 'invalid_grant', error_description: 'grant request is invalid' },
+      },
+      401: { description: 'invalid_client.', schema: OAuthError, example: { error: 'invalid_client', error_description: 'client authentication failed' } },
     },
   }),
   doc({
@@ -70,12 +86,22 @@ export const oauthEndpoints: Operation[] = [
       'else invalid_redirect_uri.',
     otherBodies: {
       'application/json': {
-        schema: z.object({ redirect_uris: z.array(z.string()), client_name: z.string().optional(), scope: z.string().optional() }),
+        schema: z.object({
+          redirect_uris: z.array(z.string()),
+          client_name: z.string().optional(),
+          scope: z.string().optional(),
+          token_endpoint_auth_method: z.literal('none').optional(),
+        }),
+        example: { redirect_uris: ['http://127.0.0.1:8400/callback'], client_name: 'Quarterly Reports', token_endpoint_auth_method: 'none' },
       },
     },
     responses: {
       201: { description: 'The registered client, with client_id.' },
-      400: { description: 'invalid_client_metadata, invalid_redirect_uri.', schema: OAuthError },
+      400: {
+        description: 'invalid_client_metadata, invalid_redirect_uri.',
+        schema: OAuthError,
+        example: { error: 'invalid_redirect_uri', error_description: 'redirect_uris must use https, or http to a loopback host' },
+      },
     },
   }),
   doc({
@@ -84,42 +110,10 @@ export const oauthEndpoints: Operation[] = [
     path: '/oauth/revoke',
     summary: 'Revocation (RFC 7009)',
     description: 'token (an access or refresh token) and client_id. Revokes the whole grant: every token of it fails from the very next request.',
-    otherBodies: { 'application/x-www-form-urlencoded': { schema: z.object({ token: z.string(), client_id: z.string() }) } },
-    responses: { 200: { description: 'Revoked, or the token was unknown (RFC 7009 answers both alike).' }, 400: { description: 'invalid_request.', schema: OAuthError } },
-  }),
-  doc({
-    operationId: 'oauthInteractionPage',
-    method: 'get',
-    path: '/oauth/interaction/:uid',
-    summary: 'Sign-in, sign-up and consent pages (HTML, for the person)',
-    description:
-      'Where /oauth/authorize sends the browser. Shows the sign-in form (?signup=1: the sign-up form) or, once signed in, the consent ' +
-      'page: the client\'s name, the scopes, the account to act for, Allow and Deny. Pages are no-store and cannot be framed; ' +
-      'an unknown or expired interaction gets a 400 page. A request naming a scope other than service.read and service.write goes back ' +
-      'to the client with error=invalid_scope.',
-    params: z.object({ uid: z.string() }),
-    responses: { 200: { description: 'The page.', contentType: 'text/html', schema: z.string() }, 400: { description: 'The expired page (HTML).' } },
-  }),
-  doc({
-    operationId: 'oauthInteractionSubmit',
-    method: 'post',
-    path: '/oauth/interaction/:uid/:step',
-    summary: 'The pages\' forms: login, signup, consent, invitation, switch',
-    description:
-      'Form posts of the pages (application/x-www-form-urlencoded, with the page\'s csrf field; a foreign Origin is refused). ' +
-      'login: email, password (401 page when they do not match). signup: email, password of at least 8 characters, and ' +
-      'invitationCode when an administrator added the email (400 page without a valid one; 409 when the email already has a ' +
-      'password). consent: decision=allow|deny and account (403 page, nothing granted, when the person is not linked to it). ' +
-      'invitation: invitationCode, to accept another account\'s invitation while signed in. switch: ends the sign-in and starts ' +
-      'the same authorization again. On success, 303 back to the authorization endpoint, which sends the browser on to the client.',
-    params: z.object({ uid: z.string(), step: z.enum(['login', 'signup', 'consent', 'invitation', 'switch']) }),
-    otherBodies: { 'application/x-www-form-urlencoded': { schema: z.object({ csrf: z.string() }).catchall(z.string()) } },
+    otherBodies: { 'application/x-www-form-urlencoded': { schema: z.object({ token: z.string(), client_id: z.string() }), example: { token: 'svc_oauth_rt_Lm8…', client_id: 'UqL…' } } },
     responses: {
-      303: { description: 'Back to /oauth/authorize/{uid}, then to the client.', headers: { Location: 'Where the browser goes next.' } },
-      400: { description: 'The form again, with what to fix, or the expired page.' },
-      401: { description: 'Sign-in: the email and password do not match.' },
-      403: { description: 'A foreign origin or missing csrf; or consent for an account the person is not linked to.' },
-      409: { description: 'Sign-up: the email already has a password.' },
+      200: { description: 'Revoked, or the token was unknown (RFC 7009 answers both alike).' },
+      400: { description: 'invalid_request.', schema: OAuthError, example: { error: 'invalid_request', error_description: 'missing required parameter(s) (token)' } },
     },
   }),
 ];

@@ -7,6 +7,9 @@ import { defineOperation } from '../../defineOperation.ts';
 import { PROTECTED_RESOURCE_METADATA_PATH, resourceOf } from '../../oauth/provider.ts';
 import { scopes } from '../../principal.ts';
 
+/** The metadata as a service at https://api.example.com publishes it: the reference's examples. */
+const EXAMPLE_CONFIG = { baseUrl: 'https://api.example.com' } as Config;
+
 const AuthorizationServerMetadata = z
   .object({
     issuer: z.string(),
@@ -70,7 +73,7 @@ const metadataDocument = (o: { operationId: string; path: string; summary: strin
     tags: ['OAuth'],
     summary: o.summary,
     description: o.description,
-    responses: { 200: { description: 'The metadata.', schema: o.schema } },
+    responses: { 200: { description: 'The metadata.', schema: o.schema, example: o.body(EXAMPLE_CONFIG) } },
     async handle({ res, deps }) {
       res.set('Cache-Control', 'public, max-age=300').json(o.body(deps.config));
     },

@@ -53,6 +53,7 @@ export default defineOperation({
     'Neither needs a credential: the signature is the permission.',
   params: DatasetIdParams,
   body: CreateUploadBody,
+  bodyExample: { filename: 'contracts-2026-11.csv', contentType: 'text/csv' },
   responses: {
     201: {
       description: 'The upload, pending its file.',

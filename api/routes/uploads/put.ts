@@ -1,5 +1,6 @@
 // PUT /uploads/{id}?expires=…&signature=…: the file of an upload URL, outside /v1. The signed URL
 // is the permission: no Authorization, no Idempotency-Key (a PUT of the same file is idempotent).
+import { csvExample, ids } from '../../examples.ts';
 import { z } from 'zod';
 import { attachUploadedFile } from '../../../shared/domain/intake.ts';
 import { Problem } from '../../../shared/platform/problems.ts';
@@ -22,11 +23,12 @@ export default defineOperation({
   description: 'The raw file as the body. 403 for a bad or expired signature, 413 over maxBytes, 409 once the upload was used.',
   params: z.object({ uploadId: z.string().min(1).max(100) }),
   query: SignedUrlQuery,
-  otherBodies: { 'text/csv': { schema: z.string().meta({ description: 'The CSV file.' }) } },
+  otherBodies: { 'text/csv': { schema: z.string().meta({ description: 'The CSV file.' }), example: csvExample } },
   responses: {
     200: {
       description: 'Stored.',
       schema: z.object({ id: z.string(), status: z.literal('uploaded'), bytes: z.number().int(), sha256: z.string() }),
+      example: { id: ids.upload, status: 'uploaded', bytes: 9612345, sha256: '9f2c0b1e5d7a8c4f3e6b2a1d0c9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e' },
     },
   },
   problems: ['forbidden', 'payload-too-large', 'conflict'],

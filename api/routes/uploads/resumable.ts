@@ -53,7 +53,10 @@ function tusOperation(spec: {
     ...(spec.requestHeaders && { requestHeaders: spec.requestHeaders }),
     ...(spec.body && {
       otherBodies: {
-        'application/offset+octet-stream': { schema: z.string().meta({ format: 'binary', description: 'The next bytes of the file, from Upload-Offset.' }) },
+        'application/offset+octet-stream': {
+          schema: z.string().meta({ format: 'binary', description: 'The next bytes of the file, from Upload-Offset.' }),
+          example: 'C-1001,Acme GmbH,Pro,2026-01-01,2026-12-31,1200.00,EUR\n',
+        },
       },
     }),
     responses: spec.responses,

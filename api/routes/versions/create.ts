@@ -1,6 +1,7 @@
 // POST /v1/datasets/{id}/versions: the file itself (text/csv, streamed), multipart/form-data with
 // the file in `file`, or JSON {uploadId}, received by api/reception/. The version and its build job
 // are written in one transaction; then the request waits for the outcome up to `Prefer: wait=N` seconds.
+import { buildingVersionExample, csvExample, ids, versionExample } from '../../examples.ts';
 import { z } from 'zod';
 import { datasetNotFound, findDataset } from '../../../shared/domain/datasets.ts';
 import { FINISHED, findVersion } from '../../../shared/domain/versions.ts';
@@ -40,13 +41,23 @@ export default defineOperation({
     'Either problem names the failed version in `versionId`.',
   params: DatasetIdParams,
   otherBodies: {
-    'text/csv': { schema: z.string().meta({ description: 'The CSV file itself, streamed.' }) },
-    'multipart/form-data': { schema: z.object({ file: z.string().meta({ format: 'binary' }) }) },
-    'application/json': { schema: FromUploadBody },
+    'text/csv': { schema: z.string().meta({ description: 'The CSV file itself, streamed.' }), example: csvExample },
+    'multipart/form-data': { schema: z.object({ file: z.string().meta({ format: 'binary' }) }), example: { file: csvExample } },
+    'application/json': { schema: FromUploadBody, example: { uploadId: ids.upload } },
   },
   responses: {
-    201: { description: 'The version, active (or superseded when a newer version became active first).', schema: VersionSchema, headers: { Location: 'URL of the version.', 'Preference-Applied': 'wait=N' } },
-    202: { description: 'Still queued or building; poll Location.', schema: VersionSchema, headers: { Location: 'URL of the version.', 'Preference-Applied': 'wait=N' } },
+    201: {
+      description: 'The version, active (or superseded when a newer version became active first).',
+      schema: VersionSchema,
+      example: versionExample,
+      headers: { Location: 'URL of the version.', 'Preference-Applied': 'wait=N' },
+    },
+    202: {
+      description: 'Still queued or building; poll Location.',
+      schema: VersionSchema,
+      example: buildingVersionExample,
+      headers: { Location: 'URL of the version.', 'Preference-Applied': 'wait=N' },
+    },
   },
   problems: ['not-found', 'bad-request', 'conflict', 'ingest-validation-failed', 'payload-too-large', 'unsupported-media-type'],
   keptAnswers: {

@@ -1,3 +1,4 @@
+import { versionExample } from '../../examples.ts';
 import { z } from 'zod';
 import { findVersion, versionNotFound } from '../../../shared/domain/versions.ts';
 import { defineOperation } from '../../defineOperation.ts';
@@ -15,7 +16,7 @@ export default defineOperation({
   summary: 'Retrieve a version',
   description: 'The version with its status and progress; a failed version carries its problem document (a 422 with its first 100 row errors, `errorCount` and `errorsUrl`).',
   params: z.object({ id: z.string().min(1).max(100), versionId: z.string().min(1).max(100) }),
-  responses: { 200: { description: 'The version.', schema: VersionSchema } },
+  responses: { 200: { description: 'The version.', schema: VersionSchema, example: versionExample } },
   problems: ['not-found'],
   async handle({ req, res, deps, params }) {
     const version = await findVersion(deps.pool, tenantOf(res), params.id, params.versionId);

@@ -1,3 +1,4 @@
+import { list, versionExample } from '../../examples.ts';
 import { datasetNotFound, findDataset } from '../../../shared/domain/datasets.ts';
 import { listVersions } from '../../../shared/domain/versions.ts';
 import { defineOperation } from '../../defineOperation.ts';
@@ -18,7 +19,7 @@ export default defineOperation({
   description: 'The versions of a dataset, newest first.',
   params: DatasetIdParams,
   query: PaginationQuery,
-  responses: { 200: { description: 'A page of versions.', schema: listOf(VersionSchema, 'VersionList') } },
+  responses: { 200: { description: 'A page of versions.', schema: listOf(VersionSchema, 'VersionList'), example: list(versionExample) } },
   problems: ['not-found', 'bad-request'],
   async handle({ req, res, deps, params, query }) {
     const dataset = await findDataset(deps.pool, tenantOf(res), params.id);

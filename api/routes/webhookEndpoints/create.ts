@@ -17,6 +17,7 @@ export default defineOperation({
     'retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), redirects are not followed, and an endpoint whose every delivery failed for ' +
     '3 days is disabled. At least once, in no guaranteed order: deduplicate by webhook-id.',
   body: CreateWebhookEndpointBody,
+  bodyExample: { url: 'https://hooks.example.com/dataset-service', events: ['version.active', 'version.failed'], description: 'CRM sync' },
   responses: {
     201: {
       description: 'The endpoint, with its secret.',

@@ -14,6 +14,7 @@ export default defineOperation({
   description: 'Changes the members given. Set status "disabled" to pause deliveries, "enabled" to resume them (events meanwhile are not sent).',
   params: EndpointIdParams,
   body: UpdateWebhookEndpointBody,
+  bodyExample: { status: 'disabled' },
   responses: { 200: { description: 'The endpoint.', schema: WebhookEndpointSchema, example: { ...endpointExample, status: 'disabled' } } },
   problems: ['not-found', 'bad-request', 'unsupported-media-type'],
   async handle({ res, deps, params, body }) {

@@ -1,0 +1,95 @@
+// Example objects for the reference (OpenAPI `example`s): one coherent story, a CRM dataset with
+// its versions, an export, its metrics and catalog, so that a reader sees the same ids throughout.
+import { GATING_FIELDS } from '../shared/contract/fields.ts';
+
+export const ids = {
+  dataset: 'ds_3k9x0v4m7q2r8t1w5y6z',
+  version: 'ver_9a8b7c6d5e4f3a2b1c0d',
+  older: 'ver_1q2w3e4r5t6y7u8i9o0p',
+  upload: 'upl_9x2kq7m4p1s8v3d6f0hw',
+  export: 'exp_7h6g5f4d3s2a1q0w9e8r',
+} as const;
+
+export const datasetExample = {
+  id: ids.dataset,
+  object: 'dataset',
+  externalRef: 'crm-2026',
+  name: 'CRM contracts',
+  mode: 'live',
+  activeVersionId: ids.version,
+  createdAt: '2026-11-02T08:00:00.000Z',
+};
+
+export const versionExample = {
+  id: ids.version,
+  object: 'version',
+  datasetId: ids.dataset,
+  status: 'active',
+  rowCount: 120000,
+  contributingRowCount: 118250,
+  progress: { rowsProcessed: 120000, bytesProcessed: 9612345, bytesTotal: 9612345 },
+  problem: null,
+  createdAt: '2026-11-23T09:13:58.104Z',
+  completedAt: '2026-11-23T09:14:03.511Z',
+  rowsPurgedAt: null,
+};
+
+export const buildingVersionExample = {
+  ...versionExample,
+  status: 'building',
+  rowCount: null,
+  contributingRowCount: null,
+  progress: { rowsProcessed: 48000, bytesProcessed: 3845000, bytesTotal: 9612345 },
+  completedAt: null,
+};
+
+export const exportExample = {
+  id: ids.export,
+  object: 'export',
+  datasetId: ids.dataset,
+  versionId: ids.version,
+  format: 'csv',
+  status: 'ready',
+  rowCount: 120000,
+  bytes: 9410211,
+  failure: null,
+  createdAt: '2026-11-23T09:20:00.000Z',
+  completedAt: '2026-11-23T09:20:04.210Z',
+  expiresAt: '2026-11-30T09:20:04.210Z',
+  downloadUrl: `https://api.example.com/exports/${ids.export}/download?expires=1795430404&signature=Hq3…`,
+};
+
+export const metricsExample = {
+  object: 'metrics',
+  datasetId: ids.dataset,
+  versionId: ids.version,
+  rows: { total: 120000, contributing: 118250, excluded: Object.fromEntries(GATING_FIELDS.map((f, i) => [f.name, [1200, 300, 250, 0][i % 4]])) },
+  currencies: [
+    { currency: 'EUR', contracts: 90000, customers: 21000, totalValue: '108000000.00' },
+    { currency: 'USD', contracts: 28250, customers: 6400, totalValue: '33900000.00' },
+  ],
+  monthly: [
+    { month: '2026-01', currency: 'EUR', activeContracts: 61000, activeCustomers: 15200, mrr: '6100000.00', newCustomers: 1200, churnedCustomers: 310 },
+  ],
+};
+
+export const catalogExample = {
+  object: 'catalog',
+  datasetId: ids.dataset,
+  versionId: ids.version,
+  rowCount: 120000,
+  fields: [
+    { name: 'contractId', type: 'string', gating: false, present: 120000, distinct: 120000, min: 'C000001', max: 'C120000' },
+    { name: 'startDate', type: 'date', gating: true, present: 118800, distinct: 730, min: '2025-01-01', max: '2026-12-31' },
+    { name: 'amount', type: 'decimal', gating: true, present: 119750, distinct: 9850, min: '10.00', max: '250000.00' },
+  ],
+  products: [{ product: 'Pro', contracts: 64000, customers: 15100 }],
+};
+
+export const list = <T>(item: T) => ({ object: 'list', data: [item], nextCursor: null });
+
+/** A small contract file, as a text/csv body. */
+export const csvExample = 'contractId,customer,product,startDate,endDate,amount,currency\nC-1001,Acme GmbH,Pro,2026-01-01,2026-12-31,1200.00,EUR\n';
+
+/** The same rows as JSON lines (an export in jsonl). */
+export const jsonlExample = '{"contractId":"C-1001","customer":"Acme GmbH","product":"Pro","startDate":"2026-01-01","endDate":"2026-12-31","amount":"1200.00","currency":"EUR"}\n';
