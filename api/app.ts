@@ -6,7 +6,7 @@ import express, { type Router } from 'express';
 import { authenticate, requireScope } from './filters/authenticate.ts';
 import { refuseBrowserPreflight } from './filters/browserOrigins.ts';
 import { idempotency } from './filters/idempotency.ts';
-import { buildOpenApiDocument, openApiRoutes } from './openapi.ts';
+import { buildOpenApiDocument, openApiRoutes, REFERENCE_SCRIPT_PATH } from './openapi.ts';
 import { type Deps, handlerFor, keptAnswerRenderers, type Operation } from './defineOperation.ts';
 import { operations } from './routes/index.ts';
 import { interactionErrorPage } from './oauth/interactions/errorPage.ts';
@@ -48,9 +48,10 @@ export function createApp(deps: Deps): express.Express {
 
   app.use(refuseMalformedUrl());
   const doc = buildOpenApiDocument(operations, config.baseUrl, config.errorsBase);
-  const reference = openApiRoutes(doc, config.errorsBase);
+  const reference = openApiRoutes(doc);
   app.get('/openapi.json', reference.json);
   app.get('/docs', reference.docs);
+  app.get(REFERENCE_SCRIPT_PATH, reference.script);
 
   // Problem type pages, when ERRORS_BASE is served by this host.
   if (config.errorsBase.startsWith(`${config.baseUrl}/`)) {

@@ -93,3 +93,19 @@ export const csvExample = 'contractId,customer,product,startDate,endDate,amount,
 
 /** The same rows as JSON lines (an export in jsonl). */
 export const jsonlExample = '{"contractId":"C-1001","customer":"Acme GmbH","product":"Pro","startDate":"2026-01-01","endDate":"2026-12-31","amount":"1200.00","currency":"EUR"}\n';
+
+/** A 422 ingest-validation-failed document, as a version object carries it. */
+export const validationProblemExample = {
+  type: 'https://api.example.com/problems/ingest-validation-failed',
+  title: 'Unprocessable Entity',
+  status: 422,
+  detail: '2 rows were rejected (2 problems); nothing was written.',
+  instance: `/v1/datasets/${ids.dataset}/versions`,
+  errors: [
+    { row: 3, field: 'startDate', code: 'not_a_date', message: 'startDate "2026-02-30" is not a date YYYY-MM-DD.' },
+    { row: 7, field: 'customer', code: 'required', message: 'customer is required.' },
+  ],
+  errorCount: 2,
+  errorsUrl: `https://api.example.com/v1/datasets/${ids.dataset}/versions/${ids.version}/errors`,
+  versionId: ids.version,
+};

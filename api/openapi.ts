@@ -1,12 +1,16 @@
-// The OpenAPI 3.1 document, generated from the operations' own zod schemas, and /docs, a
-// readable reference page rendered from that document.
+// The OpenAPI 3.1 document, generated from the operations' own zod schemas, and /docs, the
+// Scalar reference of that document.
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
+import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { apiReference } from '@scalar/express-api-reference';
 import type { RequestHandler } from 'express';
 import { z } from 'zod';
 import { problemTypes, type ProblemType } from '../shared/platform/problems.ts';
 import { isMutating, type Operation } from './defineOperation.ts';
 import { OAUTH_BROWSER_FLOW } from './routes/index.ts';
-import { escapeHtml } from './html.ts';
+import { csvFormatMarkdown } from './csvFormat.ts';
 import { ProblemSchema } from './schemas.ts';
 
 // Every route may refuse a URL it cannot understand (api/malformed.ts): bad-request.
@@ -83,7 +87,10 @@ const problemExamples = (errorsBase: string): Partial<Record<ProblemType, Record
 /** The reference's sections, in order, with what each is about. */
 const TAGS = [
   { name: 'Datasets', description: 'A dataset holds the versions of one collection of contract rows; one version at a time is active.' },
-  { name: 'Versions', description: 'Each upload becomes a version, built by a worker: every row error is reported at once, or the version activates with its metrics and catalog.' },
+  {
+    name: 'Versions',
+    description: `Each upload becomes a version, built by a worker: every row error is reported at once, or the version activates with its metrics and catalog.\n\n${csvFormatMarkdown()}`,
+  },
   { name: 'Uploads', description: 'Large files: a signed URL to PUT to, or a resumable tus endpoint; then a version from {"uploadId"}.' },
   { name: 'Reads', description: 'Metrics and catalog of the active version, computed when it was built.' },
   { name: 'Exports', description: 'A version\'s rows as a CSV or JSONL file, built by a worker.' },
@@ -107,12 +114,18 @@ export function buildOpenApiDocument(operations: Operation[], baseUrl: string, e
   for (const op of operations) {
     const problems = [...new Set([...(op.problems ?? []), ...v1FilterProblems(op)])];
     const responses: Record<string, object> = {};
+    const mutatingV1 = op.surface === 'v1' && isMutating(op.method);
+    // Headers every answer of the operation carries.
+    const standardHeaders: Record<string, string> = {
+      'Request-Id': 'This request\'s id in the service\'s logs: yours from X-Request-Id, else a new one. Quote it when asking for help.',
+      ...(mutatingV1 && { 'Idempotent-Replayed': '"true" when this answer is the replay of the first one for this Idempotency-Key (nothing ran again).' }),
+    };
+    const headersOf = (own: Record<string, string> = {}) =>
+      Object.fromEntries(Object.entries({ ...standardHeaders, ...own }).map(([h, d]) => [h, { description: d, schema: { type: 'string' } }]));
     for (const [status, spec] of Object.entries(op.responses)) {
       responses[status] = {
         description: spec.description,
-        ...(spec.headers && {
-          headers: Object.fromEntries(Object.entries(spec.headers).map(([h, d]) => [h, { description: d, schema: { type: 'string' } }])),
-        }),
+        headers: headersOf(spec.headers),
         ...(spec.schema && {
           content: {
             [spec.contentType ?? 'application/json']: { schema: spec.schema, ...(spec.example !== undefined && { example: spec.example }) },
@@ -132,6 +145,7 @@ export function buildOpenApiDocument(operations: Operation[], baseUrl: string, e
       const examples = Object.assign({}, ...types.map((t) => examplesOf[t] ?? plainProblemExample(errorsBase, t, toOpenApiPath(op.path))));
       responses[String(status)] ??= {
         description: types.map((t) => `\`${t}\` (${errorsBase}/${t})`).join(', '),
+        headers: headersOf(status === 405 ? { Allow: 'The methods the path takes.' } : status === 401 ? { 'WWW-Authenticate': 'Bearer, with error="invalid_token" when a token was presented, and resource_metadata.' } : {}),
         content: {
           'application/problem+json': { schema: ProblemSchema, ...(Object.keys(examples).length > 0 && { examples }) },
         },
@@ -149,15 +163,17 @@ export function buildOpenApiDocument(operations: Operation[], baseUrl: string, e
       request: {
         ...(op.params && { params: op.params }),
         ...(op.query && { query: op.query }),
-        ...(op.surface === 'v1' &&
-          isMutating(op.method) && {
-            headers: z.object({
+        ...((mutatingV1 || op.requestHeaders) && {
+          headers: z.object({
+            ...(mutatingV1 && {
               'Idempotency-Key': z.string().min(1).max(255).meta({
                 description: 'Required. The same key and body within 24 hours replays the first answer; another body gets 422.',
+                example: '3f1c9b52-7d0e-4a8b-9f61-2c4e8d7a1b90',
               }),
             }),
+            ...op.requestHeaders?.shape,
           }),
-        ...(op.requestHeaders && { headers: op.requestHeaders }),
+        }),
         ...((op.body || op.otherBodies) && {
           body: {
             required: true,
@@ -190,40 +206,41 @@ export function buildOpenApiDocument(operations: Operation[], baseUrl: string, e
 
 type Doc = ReturnType<typeof buildOpenApiDocument>;
 
-/** A plain, dependency-free reference page: every operation with its parameters and answers. */
-export function renderReference(doc: Doc, errorsBase: string): string {
-  const sections: string[] = [];
-  for (const [path, item] of Object.entries(doc.paths ?? {})) {
-    for (const [method, op] of Object.entries(item as Record<string, Record<string, unknown>>)) {
-      const params = ((op['parameters'] as { name: string; in: string; required?: boolean; description?: string }[]) ?? [])
-        .map((p) => `<li><code>${escapeHtml(p.name)}</code> (${p.in}${p.required ? ', required' : ''})${p.description ? `: ${escapeHtml(p.description)}` : ''}</li>`)
-        .join('');
-      const body = (op['requestBody'] as { content: Record<string, { schema: unknown }> } | undefined)?.content;
-      const responses = Object.entries(op['responses'] as Record<string, { description: string }>)
-        .map(([status, r]) => `<li><strong>${status}</strong> ${escapeHtml(r.description)}</li>`)
-        .join('');
-      sections.push(`<section id="${escapeHtml(String(op['operationId']))}">
-<h2><span class="m">${method.toUpperCase()}</span> <code>${escapeHtml(path)}</code></h2>
-<p><strong>${escapeHtml(String(op['summary'] ?? ''))}.</strong> ${escapeHtml(String(op['description'] ?? ''))}</p>
-${params ? `<h3>Parameters</h3><ul>${params}</ul>` : ''}
-${body ? `<h3>Body</h3><pre>${escapeHtml(JSON.stringify(Object.values(body)[0]?.schema, null, 2))}</pre>` : ''}
-<h3>Responses</h3><ul>${responses}</ul></section>`);
-    }
-  }
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(doc.info.title)}</title>
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a}
-section{border-top:1px solid #ddd;padding-top:.5rem}.m{font:600 .8em monospace;background:#1a1a1a;color:#fff;padding:.15em .4em;border-radius:3px}
-pre{background:#f5f5f5;padding:.75rem;overflow:auto;font-size:.85em}code{font-size:.95em}</style></head>
-<body><h1>${escapeHtml(doc.info.title)}</h1><p>${escapeHtml(doc.info.description ?? '')}</p>
-<p>Machine-readable: <a href="/openapi.json">/openapi.json</a>. Problem types: <a href="${escapeHtml(errorsBase)}/">their pages</a>.</p>
-${sections.join('\n')}</body></html>`;
-}
+/** The reference's policy: our own script (the installed Scalar bundle) and the page's one inline script, by nonce; nothing from elsewhere. */
+const referencePolicy = (nonce: string) =>
+  `default-src 'none'; script-src 'self' 'nonce-${nonce}'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; ` +
+  `connect-src 'self'; worker-src 'self' blob:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`;
 
-export function openApiRoutes(doc: Doc, errorsBase: string): { json: RequestHandler; docs: RequestHandler } {
-  const html = renderReference(doc, errorsBase);
+/** Where the installed Scalar bundle is served (no CDN). */
+export const REFERENCE_SCRIPT_PATH = '/docs/scalar.standalone.js';
+// The package exports no path to its browser bundle: it sits beside its entry point (dist/).
+const scalarBundle = join(dirname(createRequire(import.meta.url).resolve('@scalar/api-reference')), 'browser', 'standalone.js');
+
+/**
+ * /openapi.json, and /docs: the Scalar API reference (navigation, search, examples, request samples
+ * in curl and other languages) of the same document, its script served from the installed
+ * @scalar/api-reference package, under a CSP that allows nothing from elsewhere.
+ */
+export function openApiRoutes(doc: Doc): { json: RequestHandler; docs: RequestHandler; script: RequestHandler } {
   return {
     json: (_req, res) => void res.json(doc),
-    docs: (_req, res) => void res.type('html').send(html),
+    docs: (req, res, next) => {
+      const nonce = randomBytes(16).toString('base64');
+      res.set('Content-Security-Policy', referencePolicy(nonce));
+      (apiReference as (config: object) => RequestHandler)({
+        url: '/openapi.json',
+        cdn: REFERENCE_SCRIPT_PATH,
+        nonce,
+        pageTitle: 'Dataset Service API reference',
+        withDefaultFonts: false,
+        hideClientButton: true,
+        telemetry: false,
+        // Nothing that calls Scalar's cloud (its AI agent, its MCP generator): the page stays on this host.
+        agent: { disabled: true },
+        mcp: { disabled: true },
+        defaultHttpClient: { targetKey: 'shell', clientKey: 'curl' },
+      })(req, res, next);
+    },
+    script: (_req, res) => void res.set('Cache-Control', 'public, max-age=86400').sendFile(scalarBundle),
   };
 }

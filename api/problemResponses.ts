@@ -4,6 +4,7 @@ import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'exp
 import { isDatabaseUnavailable } from '../shared/platform/db.ts';
 import type { Logger } from '../shared/platform/log.ts';
 import { escapeHtml } from './html.ts';
+import { csvFormatHtml } from './csvFormat.ts';
 import { badRequest, Problem, problemTypes, type ProblemType } from '../shared/platform/problems.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -108,10 +109,12 @@ export function problemPage(): RequestHandler {
       .send(
         `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(t.title)}: ${escapeHtml(type)}</title>
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a}code{background:#f2f2f2;padding:.1em .3em;border-radius:3px}</style>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:44rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a}code{background:#f2f2f2;padding:.1em .3em;border-radius:3px}
+table{border-collapse:collapse;width:100%;font-size:.9375rem}th,td{text-align:left;border-bottom:1px solid #ddd;padding:.35rem .4rem;vertical-align:top}pre{background:#f6f6f6;padding:.75rem;overflow:auto}</style>
 </head><body><h1>${escapeHtml(type)}</h1>
 <p><strong>Status ${t.status}, title “${escapeHtml(t.title)}”.</strong></p>
 <p>${escapeHtml(t.description)}</p>
+${type === 'ingest-validation-failed' ? csvFormatHtml() : ''}
 <p>Problem documents are <code>application/problem+json</code> (RFC 9457). Branch on <code>type</code>; <code>detail</code> is prose for people and may change.</p>
 <p><a href="./">All problem types</a></p></body></html>`,
       );

@@ -10,9 +10,19 @@ export const ProblemSchema = z
     detail: z.string().meta({ description: 'Prose for people; may be reworded; never match on it.' }),
     instance: z.string().optional().meta({ description: 'The request path; absent on answers of the filters.' }),
     errors: z
-      .array(z.object({ field: z.string(), code: z.string(), message: z.string() }))
+      .array(
+        z.object({
+          row: z.number().int().optional().meta({ description: 'ingest-validation-failed: the row, as a spreadsheet numbers it (the header is row 1).' }),
+          field: z.string().meta({ description: 'The field (a column of the file, or * for the whole row; a request field or header for bad-request).' }),
+          code: z.string().meta({ description: 'Stable: branch on it.' }),
+          message: z.string(),
+        }),
+      )
       .optional()
-      .meta({ description: 'bad-request: every problem found in the request.' }),
+      .meta({ description: 'bad-request: every problem found in the request. ingest-validation-failed: every problem of the file (a version object carries the first 100).' }),
+    errorCount: z.number().int().optional().meta({ description: 'ingest-validation-failed, in a version object: how many errors there are in all.' }),
+    errorsUrl: z.string().optional().meta({ description: 'ingest-validation-failed, in a version object: every error, paged, or the rejected rows as CSV.' }),
+    versionId: z.string().optional().meta({ description: 'ingest-validation-failed, payload-too-large, internal of a version: the failed version.' }),
     existingId: z.string().optional().meta({ description: 'conflict: the resource that already exists.' }),
   })
   .meta({ id: 'Problem', description: 'RFC 9457 problem details (application/problem+json).' });

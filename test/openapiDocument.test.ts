@@ -4,6 +4,7 @@
 import { expect } from 'chai';
 import { buildOpenApiDocument } from '../api/openapi.ts';
 import { operations } from '../api/routes/index.ts';
+import { CONTRACT_FIELDS, ROW_ERROR_CODES } from '../shared/contract/fields.ts';
 
 describe('the OpenAPI document', () => {
   const doc = buildOpenApiDocument(operations, 'https://datasets.acme.test', 'https://datasets.acme.test/problems') as unknown as {
@@ -33,5 +34,12 @@ describe('the OpenAPI document', () => {
   it('when the operations are listed, then the browser pages of the OAuth flow are not among them, and are described in the OAuth section', () => {
     expect(Object.keys(doc.paths).filter((p) => p.startsWith('/oauth/interaction') || p === '/oauth/authorize' || p.startsWith('/account'))).to.deep.equal([]);
     expect(doc.tags.find((t) => t.name === 'OAuth')!.description).to.include('GET /oauth/authorize');
+  });
+
+  it('when the Versions section is read, then it describes the file: every column, the reading rules and every row code with its fix', () => {
+    const versions = doc.tags.find((t) => t.name === 'Versions')!.description;
+    for (const field of CONTRACT_FIELDS) expect(versions).to.include(`\`${field.name}\``);
+    for (const code of ROW_ERROR_CODES) expect(versions).to.include(`| \`${code.code}\` | ${code.fix} |`);
+    expect(versions).to.include('detected from the header line');
   });
 });

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { CONTRACT_FIELDS, ROW_ERROR_CODES } from '../shared/contract/fields.ts';
 import { problemTypes } from '../shared/platform/problems.ts';
 import { useService } from './support/service.ts';
 import { eventually } from './support/eventually.ts';
@@ -53,6 +54,11 @@ describe('problem documents, routing, browser origins and the API reference', ()
       expect(html).to.include(type).and.include(String(t.status));
     }
     expect((await fetch(`${svc.config.errorsBase}/no-such-problem`)).status).to.equal(404);
+    // The ingest problem's page describes the file and how to fix each code.
+    const ingest = await (await fetch(`${svc.config.errorsBase}/ingest-validation-failed`)).text();
+    for (const field of CONTRACT_FIELDS) expect(ingest).to.include(`<code>${field.name}</code>`);
+    for (const code of ROW_ERROR_CODES) expect(ingest).to.include(`<code>${code.code}</code>`);
+    expect(ingest).to.include('How to fix'.toLowerCase());
   });
 
   it('when health is asked, then /healthz and /readyz answer JSON without a credential', async () => {
@@ -92,9 +98,15 @@ describe('problem documents, routing, browser origins and the API reference', ()
     expect(doc.components.schemas).to.include.keys('Version', 'Upload', 'Metrics', 'Catalog');
     expect(doc.components.schemas).to.have.property('Dataset');
     expect(doc.components.schemas).to.have.property('Problem');
+    // /docs: the Scalar reference of this document, its script from this host (checked in Chromium: test/browser/).
     const docs = await fetch(`${svc.url}/docs`);
     const html = await docs.text();
-    expect(html).to.include('/v1/datasets/{id}').and.include('Create a dataset');
+    expect(html).to.include('<script src="/docs/scalar.standalone.js"').and.include('"url": "/openapi.json"');
+    expect(html).not.to.match(/https?:\/\/(?!127\.0\.0\.1)[a-z0-9.-]+\//i);
+    const script = await fetch(`${svc.url}/docs/scalar.standalone.js`);
+    expect(script.status).to.equal(200);
+    expect(script.headers.get('content-type')).to.match(/javascript/);
+    await script.arrayBuffer();
   });
 });
 

@@ -74,21 +74,21 @@ export const GATING_FIELDS = CONTRACT_FIELDS.filter((f): f is ContractField & { 
  * `missing_column`, which names the missing column.
  */
 export const ROW_ERROR_CODES = [
-  { code: 'required' }, // a required field's cell is empty
-  { code: 'not_a_date' }, // a date that is not a real calendar date YYYY-MM-DD
-  { code: 'not_a_number' }, // a decimal with a comma, three decimals, an exponent, …
-  { code: 'negative' }, // a decimal below zero
-  { code: 'not_a_currency' }, // not an ISO 4217 code in use
-  { code: 'too_long' }, // text over the field's maxLength characters
-  { code: 'duplicate' }, // the later of two rows with one value of a unique field
-  { code: 'end_before_start' }, // a date before the one it may not precede
-  { code: 'missing_column' }, // the header has no column for a required field
-  { code: 'malformed_row' }, // a record with a wrong cell count, or not valid CSV
-  { code: 'empty_file' },
-  { code: 'not_utf8' }, // bytes that are not UTF-8
-  { code: 'row_too_long', note: 'a record over 1 MiB; reading goes on with the next' },
-  { code: 'invalid_character', note: 'a NUL in a cell' },
-] as const satisfies readonly { code: string; note?: string }[];
+  { code: 'required', fix: 'Fill the cell: customer may not be empty.' }, // a required field's cell is empty
+  { code: 'not_a_date', fix: 'Write a real calendar date as YYYY-MM-DD (2026-02-28, not 2026-02-30 or 28/02/2026).' },
+  { code: 'not_a_number', fix: 'Write a plain decimal with at most two decimals and a point: 1234.50 (no thousands separator, comma or exponent).' },
+  { code: 'negative', fix: 'Amounts are 0 or more: write a refund or credit as its own contract, or leave it out.' },
+  { code: 'not_a_currency', fix: 'Use the ISO 4217 code in use, three upper-case letters: EUR, USD, GBP.' },
+  { code: 'too_long', fix: 'Shorten the text to the field\'s limit (200 characters).' },
+  { code: 'duplicate', fix: 'Give each row its own contractId: the later of two rows with one contractId is refused.' },
+  { code: 'end_before_start', fix: 'Check the two dates: endDate may not be before startDate.' },
+  { code: 'missing_column', fix: 'Add the column to the header (names match whatever their case and spaces).' },
+  { code: 'malformed_row', fix: 'Give the row as many cells as the header, and close every quoted cell.' },
+  { code: 'empty_file', fix: 'Send a file with a header and rows.' },
+  { code: 'not_utf8', fix: 'Save the file as UTF-8 (spreadsheets: "CSV UTF-8").' },
+  { code: 'row_too_long', note: 'a record over 1 MiB; reading goes on with the next', fix: 'Look for an unclosed quote that swallowed the following lines.' },
+  { code: 'invalid_character', note: 'a NUL in a cell', fix: 'Remove the NUL character (U+0000): no text can hold it.' },
+] as const satisfies readonly { code: string; note?: string; fix: string }[];
 
 export type RowErrorCode = (typeof ROW_ERROR_CODES)[number]['code'];
 

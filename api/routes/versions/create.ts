@@ -40,6 +40,12 @@ export default defineOperation({
     '(nothing is written; the same file fails again); a version that could not be built at all, with 500 `internal`. ' +
     'Either problem names the failed version in `versionId`.',
   params: DatasetIdParams,
+  requestHeaders: z.object({
+    Prefer: z.string().optional().meta({
+      description: 'wait=N: how many seconds to wait for the build before answering 202 (default 30, 0 for none, above 300 counts as 300).',
+      example: 'wait=60',
+    }),
+  }),
   otherBodies: {
     'text/csv': { schema: z.string().meta({ description: 'The CSV file itself, streamed.' }), example: csvExample },
     'multipart/form-data': { schema: z.object({ file: z.string().meta({ format: 'binary' }) }), example: { file: csvExample } },

@@ -8,6 +8,8 @@ import { ERRORS_IN_VERSION, writeVersionErrorsJson } from '../../../shared/domai
 import { type VersionRecord, versionById } from '../../../shared/domain/versions.ts';
 import { PROBLEM_CONTENT_TYPE } from '../../problemResponses.ts';
 import { StreamedJson } from '../../streamedJson.ts';
+import { ProblemSchema } from '../../schemas.ts';
+import { validationProblemExample } from '../../examples.ts';
 
 export const RowErrorSchema = z.object({
   row: z.number().int().meta({ description: 'Row number as a spreadsheet shows it; the header is row 1.' }),
@@ -25,24 +27,11 @@ export const VersionSchema = z
     rowCount: z.number().int().nullable(),
     contributingRowCount: z.number().int().nullable(),
     progress: z.object({ rowsProcessed: z.number().int(), bytesProcessed: z.number().int(), bytesTotal: z.number().int().nullable() }),
-    problem: z.object({}).passthrough().nullable().meta({
+    problem: ProblemSchema.nullable().meta({
       description:
         'The problem document when failed, else null: 422 ingest-validation-failed (row errors), 413 payload-too-large (the file needs more memory to build than a build may use) or 500 internal (every attempt failed). ' +
         `A 422 here carries at most the first ${ERRORS_IN_VERSION} row errors in \`errors\`, with \`errorCount\` (all of them) and \`errorsUrl\` (every error, paged, or the rejected rows as CSV).`,
-      example: {
-        type: 'https://docs.example.com/problems/ingest-validation-failed',
-        title: 'Ingest validation failed',
-        status: 422,
-        detail: '2 rows were rejected (2 problems); nothing was written.',
-        instance: '/v1/datasets/ds_4f9c2a7e1b3d5f60a8c1e2d3/versions',
-        errors: [
-          { row: 3, field: 'startDate', code: 'not_a_date', message: 'startDate "2026-02-30" is not a date YYYY-MM-DD.' },
-          { row: 7, field: 'customer', code: 'required', message: 'customer is required.' },
-        ],
-        errorCount: 2,
-        errorsUrl: 'https://api.example.com/v1/datasets/ds_4f9c2a7e1b3d5f60a8c1e2d3/versions/ver_9a8b7c6d5e4f3a2b1c0d9e8f/errors',
-        versionId: 'ver_9a8b7c6d5e4f3a2b1c0d9e8f',
-      },
+      example: validationProblemExample,
     }),
     createdAt: z.string().meta({ format: 'date-time' }),
     completedAt: z.string().nullable().meta({ format: 'date-time' }),
