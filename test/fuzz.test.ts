@@ -95,7 +95,7 @@ describe('fuzzing the running service (property-based, bounded in time)', functi
     ids = [ds, upload, 'ver_0000000000000000000', 'exp_0000000000000000000', 'ds_does_not_exist'];
   });
 
-  /** Never a 5xx; every refusal is a problem document, or under /oauth one of its own formats. */
+  /** Never a 5xx; every refusal is a problem document, or under /oauth and /account one of their own formats. */
   function expectUnderstood(sent: Sent, answer: Answer): void {
     const what = `${sent.method} ${sent.path} → ${answer.status} ${answer.contentType} ${answer.body.slice(0, 300)}`;
     expect(answer.status, what).to.be.below(500);
@@ -107,7 +107,8 @@ describe('fuzzing the running service (property-based, bounded in time)', functi
       expect(doc.type, what).to.be.a('string');
       return;
     }
-    expect(sent.path.startsWith('/oauth/'), what).to.equal(true);
+    // The people's pages (the OAuth flow's and /account's) answer in HTML, the OAuth endpoints in their JSON.
+    expect(sent.path.startsWith('/oauth/') || sent.path.startsWith('/account/'), what).to.equal(true);
     if (sent.method === 'HEAD') return;
     if (/^application\/json/.test(answer.contentType)) expect(JSON.parse(answer.body).error, what).to.be.a('string');
     else expect(answer.contentType, what).to.match(/^text\/html/);
