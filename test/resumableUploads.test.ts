@@ -74,19 +74,20 @@ describe('resumable uploads (tus)', () => {
     const ds = await newDataset(svc, key);
     const upload = await requestUpload(ds);
 
-    // The first client program dies (SIGKILL) once it has sent more than half of the file.
-    const client = spawn(process.execPath, ['test/support/tusClient.ts', file, upload.tusEndpoint], { cwd: projectRoot });
+    // The first client program dies (SIGKILL, by its own hand so that no delay lets it send more)
+    // once it has sent a quarter of the file.
+    const client = spawn(process.execPath, ['test/support/tusClient.ts', file, upload.tusEndpoint], {
+      cwd: projectRoot,
+      env: { ...process.env, DIE_AFTER_BYTES: String(Math.floor(csv.length / 4)) },
+    });
     let uploadUrl = '';
     for await (const line of createInterface({ input: client.stdout })) {
       const said = JSON.parse(line) as { url?: string; sent?: number; done?: boolean; error?: string };
       if (said.url) uploadUrl = said.url;
       expect(said.done, 'the first client finished before it was cut off').to.equal(undefined);
       expect(said.error).to.equal(undefined);
-      if ((said.sent ?? 0) > csv.length / 2) {
-        client.kill('SIGKILL');
-        break;
-      }
     }
+    expect(client.signalCode ?? (await new Promise((r) => client.once('exit', (_code, signal) => r(signal))))).to.equal('SIGKILL');
     expect(uploadUrl).to.equal(upload.tusEndpoint);
 
     // A second web process on the same database, reached at its own address: the upload URL's

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { EVENT_TYPE_NAMES, EVENT_TYPES } from '../../../shared/contract/events.ts';
+import { versionExample } from '../../examples.ts';
 
 export const EventSchema = z
   .object({
@@ -20,20 +21,7 @@ export const eventExample = {
   type: 'version.active',
   mode: 'live',
   createdAt: '2026-11-23T09:14:03.512Z',
-  data: {
-    object: {
-      id: 'ver_9a8b7c6d5e4f3a2b1c0d',
-      object: 'version',
-      datasetId: 'ds_4f9c2a7e1b3d5f60a8c1',
-      status: 'active',
-      rowCount: 120000,
-      contributingRowCount: 118250,
-      progress: { rowsProcessed: 120000, bytesProcessed: 9612345, bytesTotal: 9612345 },
-      problem: null,
-      createdAt: '2026-11-23T09:13:58.104Z',
-      completedAt: '2026-11-23T09:14:03.511Z',
-    },
-  },
+  data: { object: versionExample },
 };
 
 export const EventIdParams = z.object({ id: z.string().min(1).max(100).meta({ description: 'Event id (evt_…).' }) });

@@ -1,14 +1,12 @@
 // GET /exports/{id}/download?expires=…&signature=…: the signed downloadUrl, outside /v1. The
 // signature is the permission; it expires one hour after the export was read.
-import { csvExample, jsonlExample } from '../../examples.ts';
 import { z } from 'zod';
 import { exportById, exportPath } from '../../../shared/domain/exports.ts';
-import { mediaType } from '../../../shared/domain/exportFormats.ts';
 import { Problem } from '../../../shared/platform/problems.ts';
 import { signatureValid, signingSecret } from '../../../shared/platform/signedUrls.ts';
 import { defineOperation } from '../../defineOperation.ts';
 import { SignedUrlQuery } from '../../schemas.ts';
-import { sendExportFile } from './render.ts';
+import { exportFileAnswer, sendExportFile } from './render.ts';
 
 export default defineOperation({
   operationId: 'downloadExport',
@@ -21,14 +19,7 @@ export default defineOperation({
   params: z.object({ exportId: z.string().min(1).max(100) }),
   query: SignedUrlQuery,
   responses: {
-    200: {
-      description: 'The file (CSV or JSONL, as the export was requested).',
-      contentType: mediaType('csv'),
-      schema: z.string(),
-      example: csvExample,
-      alternatives: { [mediaType('jsonl')]: { schema: z.string(), example: jsonlExample } },
-      headers: { 'Content-Disposition': 'attachment; filename="exp_….csv"' },
-    },
+    200: exportFileAnswer,
   },
   problems: ['forbidden', 'conflict'],
   async handle({ res, deps, params, query }) {

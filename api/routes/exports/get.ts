@@ -1,11 +1,11 @@
-import { csvExample, exportExample, jsonlExample } from '../../examples.ts';
+import { exportExample } from '../../examples.ts';
 import { z } from 'zod';
 import { findExport } from '../../../shared/domain/exports.ts';
 import { EXPORT_FORMAT_NAMES, mediaType } from '../../../shared/domain/exportFormats.ts';
 import { Problem } from '../../../shared/platform/problems.ts';
 import { defineOperation } from '../../defineOperation.ts';
 import { tenantOf } from '../../principal.ts';
-import { ExportSchema, orList, sendExportFile } from './render.ts';
+import { exportFileAnswer, ExportSchema, orList, sendExportFile } from './render.ts';
 import { renderExport } from '../../../shared/domain/exports.ts';
 
 const ExportParams = z.object({ id: z.string().min(1).max(100), exportId: z.string().min(1).max(100) });
@@ -39,14 +39,7 @@ export const getExportContent = defineOperation({
   description: `The file, streamed: ${orList(EXPORT_FORMAT_NAMES.map(mediaType))}, as an attachment. 409 while the export is not ready.`,
   params: ExportParams,
   responses: {
-    200: {
-      description: 'The file (CSV or JSONL, as the export was requested).',
-      contentType: mediaType('csv'),
-      schema: z.string(),
-      example: csvExample,
-      alternatives: { [mediaType('jsonl')]: { schema: z.string(), example: jsonlExample } },
-      headers: { 'Content-Disposition': 'attachment; filename="exp_….csv"' },
-    },
+    200: exportFileAnswer,
   },
   problems: ['not-found', 'conflict'],
   async handle({ res, deps, params }) {

@@ -2,7 +2,9 @@ import type { Response } from 'express';
 import { z } from 'zod';
 import type { BlobStore } from '../../../shared/blobs/blobStore.ts';
 import { exportFileName, type ExportRecord } from '../../../shared/domain/exports.ts';
-import { EXPORT_FORMAT_NAMES, exportFormat } from '../../../shared/domain/exportFormats.ts';
+import { EXPORT_FORMAT_NAMES, exportFormat, mediaType } from '../../../shared/domain/exportFormats.ts';
+import type { ResponseSpec } from '../../defineOperation.ts';
+import { csvExample, jsonlExample } from '../../examples.ts';
 import { Problem } from '../../../shared/platform/problems.ts';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
@@ -24,6 +26,16 @@ export const ExportSchema = z
     downloadUrl: z.string().nullable().meta({ description: 'When ready: a signed URL valid one hour, needing no credential.' }),
   })
   .meta({ id: 'Export' });
+
+/** The answer of both download routes: the file, in the format the export was requested in. */
+export const exportFileAnswer: ResponseSpec = {
+  description: 'The file (CSV or JSONL, as the export was requested).',
+  contentType: mediaType('csv'),
+  schema: z.string(),
+  example: csvExample,
+  alternatives: { [mediaType('jsonl')]: { schema: z.string(), example: jsonlExample } },
+  headers: { 'Content-Disposition': 'attachment; filename="exp_….csv"' },
+};
 
 /** `a`, `a or b`, `a, b or c`: for the reference's prose about the formats. */
 export const orList = (items: string[]) => (items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} or ${items.at(-1)}`);
