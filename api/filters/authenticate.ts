@@ -7,6 +7,22 @@ import { authenticateKey, keyLabel } from '../../shared/tenancy/apiKeys.ts';
 import { authenticateAccessToken } from '../../shared/oauth/accessTokens.ts';
 import { noteGrantUsed } from '../../shared/oauth/grantAccounts.ts';
 import { Problem } from '../../shared/platform/problems.ts';
+
+/**
+ * When each grant's use was last written (for the person's page of connected programs): at most
+ * once a minute per grant and process, so that a request made with a token costs no write, and
+ * no query, otherwise.
+ */
+const grantUses = {
+  noted: new Map<string, number>(),
+  due(grantId: string): boolean {
+    const now = Date.now();
+    if (now - (this.noted.get(grantId) ?? 0) < 60_000) return false;
+    if (this.noted.size > 10_000) this.noted.clear();
+    this.noted.set(grantId, now);
+    return true;
+  },
+};
 import type { Deps } from '../defineOperation.ts';
 import { ACCESS_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX, resourceMetadataOf, resourceOf } from '../oauth/provider.ts';
 import { principalOf, scopes, setPrincipal, type Scope } from '../principal.ts';
@@ -71,8 +87,7 @@ export function authenticate({ config, pool, meter }: Deps): RequestHandler {
         label: keyLabel(credential),
       });
       meter.add(token.accountId, 'live', 'requests');
-      // For the person's page of connected programs; not awaited (at most a write a minute per grant).
-      noteGrantUsed(pool, token.grantId).catch(() => {});
+      if (grantUses.due(token.grantId)) noteGrantUsed(pool, token.grantId).catch(() => {});
       return next();
     }
     return refuse(res, details.notACredential, true);

@@ -8,7 +8,7 @@ import type { Config } from '../../shared/platform/config.ts';
 import type { Pool } from '../../shared/platform/db.ts';
 import type { Logger } from '../../shared/platform/log.ts';
 import { PasswordChecksBusy } from '../../shared/platform/passwords.ts';
-import { connectionsOfPerson, grantIsPersons, type Connection } from '../../shared/oauth/grantAccounts.ts';
+import { connectionsOfPerson, type Connection } from '../../shared/oauth/grantAccounts.ts';
 import { deleteGrants } from '../../shared/oauth/records.ts';
 import { SIGN_IN_LOCK, signIn } from '../../shared/tenancy/people.ts';
 import { escapeHtml } from '../html.ts';
@@ -113,8 +113,9 @@ export function peopleRoutes(deps: { config: Config; pool: Pool; log: Logger; se
     const personId = sessions.personOf(req);
     if (!personId || !sessions.formIsOurs(req, true)) return html(res, 403, refusedPage());
     const grantId = req.params['grantId']!;
+    // Only one of the person's own grants: another person's is not in their list.
     const connection = (await connectionsOfPerson(deps.pool, personId)).find((c) => c.grantId === grantId);
-    if (!connection || !(await grantIsPersons(deps.pool, grantId, personId))) return show(req, res, 'That program was already disconnected.');
+    if (!connection) return show(req, res, 'That program was already disconnected.');
     await deleteGrants(deps.pool, [grantId]);
     deps.log.info({ personId, grantId, clientId: connection.clientId, accountId: connection.accountId }, 'program disconnected by its person');
     res.redirect(303, `${PAGE}?disconnected=${encodeURIComponent(connection.programName)}`);

@@ -3,13 +3,12 @@
 // its record. Nothing of it was readable from the moment it was deleted; this frees the space.
 // Idempotent: a purge cut short is run again by its job's retry.
 import type { BlobStore } from '../blobs/blobStore.ts';
-import type { Pool } from '../platform/db.ts';
+import { type Pool, withTransaction } from '../platform/db.ts';
 import { deleteRowsOfVersion } from './contractRows.ts';
 import { deleteDatasetRecord, isDeleted } from './datasets.ts';
 import { deleteExportsOfDataset, exportFilesOfDataset } from './exports.ts';
 import { deleteUploadsOfDataset } from './uploads.ts';
 import { claimBuild, deleteVersionsOfDataset, versionsOfDataset } from './versions.ts';
-import { withTransaction } from '../platform/db.ts';
 
 /**
  * At deletion, with an object store: its export files are deleted at once, since their presigned

@@ -33,18 +33,17 @@ export class ResumableUploads extends DataStore {
 
   override async create(upload: Upload): Promise<Upload> {
     const newBlobId = newId('blob');
-    const blobId = await startResumable(this.pool, upload.id, newBlobId);
-    if (!blobId) {
+    const started = await startResumable(this.pool, upload.id, newBlobId);
+    if (!started) {
       throw refusal(409, 'This upload already has a file, or a resumable upload under way: resume that one (HEAD its URL), or request a new upload.');
     }
     try {
-      await this.blobs.resumable.create(new Upload({ ...upload, id: blobId }));
+      await this.blobs.resumable.create(new Upload({ ...upload, id: started.blobId }));
     } catch (error) {
       await endResumable(this.pool, upload.id, newBlobId);
       throw error;
     }
-    const requested = await findUpload(this.pool, upload.id);
-    upload.creation_date = requested!.createdAt.toISOString();
+    upload.creation_date = started.requestedAt.toISOString();
     return upload;
   }
 

@@ -94,16 +94,16 @@ export async function markUploaded(db: Queryable, id: string, bytes: number): Pr
 
 /**
  * Starts the one resumable upload of a pending upload, into its blob: the one it has (an object
- * store's), else `newBlobId`. The blob id, or undefined when the upload is not pending or already
- * has a resumable upload.
+ * store's), else `newBlobId`. The blob id and when the upload was requested, or undefined when the
+ * upload is not pending or already has a resumable upload.
  */
-export async function startResumable(db: Queryable, id: string, newBlobId: string): Promise<string | undefined> {
-  const { rows } = await db.query<{ blob_id: string }>(
+export async function startResumable(db: Queryable, id: string, newBlobId: string): Promise<{ blobId: string; requestedAt: Date } | undefined> {
+  const { rows } = await db.query<{ blob_id: string; created_at: Date }>(
     `UPDATE uploads SET resumable_at = now(), blob_id = coalesce(blob_id, $2)
-     WHERE id = $1 AND status = 'pending' AND resumable_at IS NULL RETURNING blob_id`,
+     WHERE id = $1 AND status = 'pending' AND resumable_at IS NULL RETURNING blob_id, created_at`,
     [id, newBlobId],
   );
-  return rows[0]?.blob_id;
+  return rows[0] && { blobId: rows[0].blob_id, requestedAt: rows[0].created_at };
 }
 
 /**

@@ -96,9 +96,3 @@ export async function connectionsOfPerson(db: Queryable, personId: string): Prom
     lastUsedAt: r.last_used_at,
   }));
 }
-
-/** Whether the grant is the person's (a disconnection must not reach another person's). */
-export async function grantIsPersons(db: Queryable, grantId: string, personId: string): Promise<boolean> {
-  const { rowCount } = await db.query('SELECT 1 FROM oauth_grant_accounts WHERE grant_id = $1 AND person_id = $2', [grantId, personId]);
-  return rowCount === 1;
-}
