@@ -81,6 +81,8 @@ export type Operation<P extends AnyObject = AnyObject, Q extends AnyObject = Any
   responses: Record<number, ResponseSpec>;
   /** Problem types this operation itself may answer (the filters' ones are added for /v1). */
   problems?: ProblemType[];
+  /** Headers this operation adds to its problem answers, by status (documentation only). */
+  problemHeaders?: Record<number, Record<string, string>>;
   /**
    * The answers this operation keeps by reference rather than by their bytes (with
    * keepStreamedAnswer or keepAnswerWithout, api/filters/idempotency.ts), by the name the

@@ -145,7 +145,11 @@ export function buildOpenApiDocument(operations: Operation[], baseUrl: string, e
       const examples = Object.assign({}, ...types.map((t) => examplesOf[t] ?? plainProblemExample(errorsBase, t, toOpenApiPath(op.path))));
       responses[String(status)] ??= {
         description: types.map((t) => `\`${t}\` (${errorsBase}/${t})`).join(', '),
-        headers: headersOf(status === 405 ? { Allow: 'The methods the path takes.' } : status === 401 ? { 'WWW-Authenticate': 'Bearer, with error="invalid_token" when a token was presented, and resource_metadata.' } : {}),
+        headers: headersOf({
+          ...(status === 405 && { Allow: 'The methods the path takes.' }),
+          ...(status === 401 && { 'WWW-Authenticate': 'Bearer, with error="invalid_token" when a token was presented, and resource_metadata.' }),
+          ...op.problemHeaders?.[status],
+        }),
         content: {
           'application/problem+json': { schema: ProblemSchema, ...(Object.keys(examples).length > 0 && { examples }) },
         },

@@ -32,12 +32,15 @@ describe('validation errors of large files', function () {
     expect(errors.at(-1)!.row).to.equal(ROWS + 1);
     expect(errors.every((e, i) => i === 0 || e.row >= errors[i - 1]!.row)).to.equal(true);
     expect(first.json.versionId).to.match(/^ver_/);
+    // Where the failed version is, for a client that would rather read its first errors than all of them.
+    expect(first.headers.get('location')).to.equal(`${svc.url}/v1/datasets/${ds}/versions/${first.json.versionId}`);
 
     const again = await postCsv(svc, key, ds, badFile('a'), { idempotencyKey: 'many-errors' });
     expect(again.status).to.equal(422);
     expect(again.headers.get('idempotent-replayed')).to.equal('true');
     expect(again.headers.get('content-type')).to.equal(first.headers.get('content-type'));
     expect(again.text).to.equal(first.text);
+    expect(again.headers.get('location')).to.equal(first.headers.get('location'));
     const { rows } = await svc.db.query(`SELECT length(response_body) AS bytes, response_streamed FROM idempotency_keys WHERE key = 'many-errors'`);
     expect(rows[0]).to.deep.equal({ bytes: 0, response_streamed: { validationProblemOf: first.json.versionId } });
 

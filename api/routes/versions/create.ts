@@ -66,9 +66,10 @@ export default defineOperation({
     },
   },
   problems: ['not-found', 'bad-request', 'conflict', 'ingest-validation-failed', 'payload-too-large', 'unsupported-media-type'],
+  problemHeaders: { 422: { Location: 'ingest-validation-failed: URL of the failed version (its first errors, errorCount and errorsUrl).' } },
   keptAnswers: {
     /** A version's 422 with every row error: streamed, never held whole, so kept as the version's id. */
-    validationProblemOf: ({ res, deps }, versionId: string) => replayValidationProblem(res, deps.pool, deps.config.errorsBase, versionId),
+    validationProblemOf: ({ res, deps }, versionId: string) => replayValidationProblem(res, deps.pool, deps.config, versionId),
   },
   async handle({ req, res, deps, params }) {
     const tenant = tenantOf(res);
@@ -87,7 +88,7 @@ export default defineOperation({
     if (hasValidationProblem(version)) {
       // Kept for replay as a reference to the version: the errors are streamed, never held whole.
       const failed = version;
-      return sendValidationProblem(res, deps.pool, deps.config.errorsBase, failed, () => keepStreamedAnswer(res, { validationProblemOf: failed.id }));
+      return sendValidationProblem(res, deps.pool, deps.config, failed, () => keepStreamedAnswer(res, { validationProblemOf: failed.id }));
     }
     const location = `${deps.config.baseUrl}/v1/datasets/${dataset.id}/versions/${version.id}`;
     const body = await renderVersion(deps.pool, version, deps.config);

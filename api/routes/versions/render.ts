@@ -2,6 +2,7 @@
 import type { Response } from 'express';
 import { z } from 'zod';
 import { ROW_ERROR_CODES } from '../../../shared/contract/fields.ts';
+import type { Config } from '../../../shared/platform/config.ts';
 import type { Pool } from '../../../shared/platform/db.ts';
 import { Problem, problemTypes, type ProblemType } from '../../../shared/platform/problems.ts';
 import { ERRORS_IN_VERSION, writeVersionErrorsJson } from '../../../shared/domain/versionErrors.ts';
@@ -81,21 +82,22 @@ export const hasValidationProblem = (version: VersionRecord) => version.status =
 export async function sendValidationProblem(
   res: Response,
   pool: Pool,
-  errorsBase: string,
+  config: Pick<Config, 'baseUrl' | 'errorsBase'>,
   version: VersionRecord,
   beforeStreaming?: () => Promise<void>,
 ): Promise<void> {
   if (!hasValidationProblem(version)) throw new Error(`version ${version.id} has no validation problem`);
   const streamed = new StreamedJson();
-  const problem = versionProblem(pool, version, errorsBase, streamed);
-  res.status(422).type(PROBLEM_CONTENT_TYPE);
+  const problem = versionProblem(pool, version, config.errorsBase, streamed);
+  // The failed version, for a client that would rather read its first errors and errorCount than every error.
+  res.status(422).type(PROBLEM_CONTENT_TYPE).location(`${config.baseUrl}/v1/datasets/${version.datasetId}/versions/${version.id}`);
   await beforeStreaming?.();
   await streamed.send(res, problem);
 }
 
 /** The replay of a version's 422 kept by reference (see keepStreamedAnswer). */
-export async function replayValidationProblem(res: Response, pool: Pool, errorsBase: string, versionId: string): Promise<void> {
+export async function replayValidationProblem(res: Response, pool: Pool, config: Pick<Config, 'baseUrl' | 'errorsBase'>, versionId: string): Promise<void> {
   const version = await versionById(pool, versionId);
   if (!version) throw new Error(`version ${versionId} is gone`);
-  await sendValidationProblem(res, pool, errorsBase, version);
+  await sendValidationProblem(res, pool, config, version);
 }
