@@ -231,10 +231,12 @@ describe('resumable uploads (tus)', () => {
     const ds = await newDataset(svc, key);
     const upload = await requestUpload(ds);
     const tampered = new URL(upload.tusEndpoint);
-    tampered.searchParams.set('signature', `x${tampered.searchParams.get('signature')!.slice(1)}`);
+    const signature = tampered.searchParams.get('signature')!;
+    tampered.searchParams.set('signature', `${signature.startsWith('x') ? 'y' : 'x'}${signature.slice(1)}`);
     await expectProblem(await tus(tampered.href, 'POST', { 'upload-length': '10' }), 403, 'forbidden');
     const other = new URL(upload.tusEndpoint);
-    other.pathname = other.pathname.replace(upload.id, `${upload.id.slice(0, -1)}x`);
+    // Another upload's id: the last character changed (to one it is not already).
+    other.pathname = other.pathname.replace(upload.id, `${upload.id.slice(0, -1)}${upload.id.endsWith('x') ? 'y' : 'x'}`);
     await expectProblem(await tus(other.href, 'POST', { 'upload-length': '10' }), 403, 'forbidden');
     const bare = await fetch(upload.tusEndpoint, { method: 'POST', headers: { 'upload-length': '10' } });
     await expectProblem(bare, 412, 'precondition-failed');
