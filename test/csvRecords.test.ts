@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { CsvRecords } from '../shared/ingest/csvRecords.ts';
 import { csvParse, fast } from './support/csv.ts';
+import { realisticCsv } from './support/realisticContracts.ts';
 
 const TRICKY = [
   'a,b,c\n1,2,3\n',
@@ -47,6 +48,16 @@ describe('the fast CSV reader, against csv-parse', () => {
           expect(fast(text, delimiter, sizes), `${JSON.stringify(text)} in chunks of ${sizes}`).to.deep.equal(expected);
         }
       }
+    }
+  });
+
+  it('when files are shaped like exports (names in many scripts, quoted delimiters and quotes, every field quoted, CRLF), then it reads them as csv-parse does', () => {
+    for (const shape of [{}, { quoteAll: true, crlf: true }, { crlf: true }]) {
+      const text = realisticCsv(3000, shape);
+      const expected = csvParse(text, ',');
+      expect(expected).to.have.length(3001);
+      expect(fast(text, ',')).to.deep.equal(expected);
+      expect(fast(text, ',', [4093, 17, 65_536])).to.deep.equal(expected);
     }
   });
 

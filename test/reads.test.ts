@@ -8,6 +8,7 @@ import type { BuildSummary } from '../worker/jobs/versionBuild.ts';
 import { findDuplicates } from '../shared/ingest/duplicates.ts';
 import { eventually } from './support/eventually.ts';
 import { contractsCsv } from './support/contracts.ts';
+import { realisticCsv } from './support/realisticContracts.ts';
 
 // Rows that exercise every figure: several currencies, customers in two currencies, overlapping,
 // adjacent and separate terms, a term over 600 months, excluded rows of each kind, amounts with
@@ -169,6 +170,8 @@ describe('metrics and catalog', () => {
       ['tricky rows', [HEADER, ...TRICKY_ROWS].join('\n')],
       ['5,000 generated rows with tricky rows among them', contractsCsv(5000) + TRICKY_ROWS.join('\n')],
       ['a header and no rows', HEADER],
+      ['4,000 rows shaped like an export (names in many scripts, quoted cells, multi-year terms)', realisticCsv(4000)],
+      ['3,000 rows shaped like an export, every field quoted, CRLF', realisticCsv(3000, { quoteAll: true, crlf: true })],
     ] as const) {
       it(`when a version is built from ${name}, then its stored metrics and catalog equal the SQL computation over its stored rows`, async () => {
         const ds = await newDataset(svc, key);

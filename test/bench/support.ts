@@ -61,10 +61,15 @@ export async function peakRssMiB(pid: number): Promise<number> {
 }
 
 /** A generated contract file of `rows` rows (every `badEvery`th one broken); its size in bytes. */
-export async function writeContractFile(path: string, rows: number, badEvery?: number): Promise<number> {
+export function writeContractFile(path: string, rows: number, badEvery?: number): Promise<number> {
+  return writeBlocks(path, CONTRACT_HEADER, contractBlocks(0, rows, badEvery === undefined ? {} : { badEvery }));
+}
+
+/** A file of a header and blocks of text, written with backpressure; its size in bytes. */
+export async function writeBlocks(path: string, header: string, blocks: Iterable<string>): Promise<number> {
   const out = createWriteStream(path);
-  out.write(CONTRACT_HEADER);
-  for (const block of contractBlocks(0, rows, badEvery === undefined ? {} : { badEvery })) {
+  out.write(header);
+  for (const block of blocks) {
     if (!out.write(block)) await once(out, 'drain');
   }
   out.end();
