@@ -8,6 +8,7 @@
 // Likewise for contractIds: 53-bit hashes show that no two rows share one, or the build asks SQL.
 import { CONTRACT_FIELDS, FIELD_KINDS, type FieldName, GATING_FIELDS, type GatingFieldName } from '../contract/fields.ts';
 import { formatDay, formatMonthStart } from './calendar.ts';
+import { CustomerRuns } from './customerRuns.ts';
 import { HashList, hash53, NumberSet } from './numberSet.ts';
 
 /**
@@ -83,9 +84,6 @@ type CurrencyTally = {
   months: Map<number, MonthChange>;
 };
 
-/** A customer's contributing months in one currency, as disjoint runs [start, end, start, end, …]. */
-type Runs = { currency: number; runs: number[] };
-
 export class Tally {
   private readonly limits: TallyLimits;
   complete = true;
@@ -106,9 +104,8 @@ export class Tally {
   /** Per currency code (currencyIndex): its tally; every currency present, contributing or not. */
   private readonly currencies: (CurrencyTally | undefined)[] = [];
   private currencyCount = 0;
-  /** Per customer: its runs in each currency. */
-  private readonly runsOf: Runs[][] = [];
-  private runCount = 0;
+  /** Per customer: its contributing months in each currency, as runs. */
+  private readonly runs = new CustomerRuns();
   private events = 0;
 
   // contractIds: no two equal hashes means no duplicate.
@@ -180,7 +177,7 @@ export class Tally {
     this.products.clear();
     this.productsOf.length = 0;
     this.currencies.length = 0;
-    this.runsOf.length = 0;
+    this.runs.clear();
   }
 
   private customerIndex(customer: string): number {
@@ -194,7 +191,6 @@ export class Tally {
       // A copy: a sliced string would keep its whole chunk of the file alive.
       this.customers.set(Buffer.from(customer, 'utf8').toString('utf8'), index);
       this.productsOf.push([]);
-      this.runsOf.push([]);
     }
     return index;
   }
@@ -264,7 +260,8 @@ export class Tally {
     end.v13 -= v13;
     end.v20 -= v20;
     if (!Number.isSafeInteger(start.v6) || !Number.isSafeInteger(end.v6)) return this.giveUp();
-    this.addRun(customer, c, sm, em);
+    if (this.runs.add(customer, c.index, sm, em)) c.customers++;
+    if (this.runs.runCount > this.limits.runs) this.giveUp();
   }
 
   private month(c: CurrencyTally, month: number): MonthChange | undefined {
@@ -278,40 +275,6 @@ export class Tally {
       c.months.set(month, change);
     }
     return change;
-  }
-
-  /** Adds [sm, em] to the customer's runs in the currency, merging overlapping and adjacent ones (as range_agg does). */
-  private addRun(customer: number, c: CurrencyTally, sm: number, em: number): void {
-    const all = this.runsOf[customer]!;
-    let entry: Runs | undefined;
-    for (let k = 0; k < all.length; k++) if (all[k]!.currency === c.index) entry = all[k];
-    if (entry === undefined) {
-      all.push({ currency: c.index, runs: [sm, em] });
-      c.customers++;
-      this.runCount++;
-    } else {
-      const runs = entry.runs;
-      let i = 0;
-      while (i < runs.length && runs[i + 1]! + 1 < sm) i += 2; // runs wholly before, not touching
-      if (i === runs.length || runs[i]! > em + 1) {
-        runs.splice(i, 0, sm, em);
-        this.runCount++;
-      } else {
-        let end = Math.max(runs[i + 1]!, em);
-        let j = i + 2;
-        while (j < runs.length && runs[j]! <= end + 1) {
-          end = Math.max(end, runs[j + 1]!);
-          j += 2;
-        }
-        runs[i] = Math.min(runs[i]!, sm);
-        runs[i + 1] = end;
-        if (j > i + 2) {
-          runs.splice(i + 2, j - i - 2);
-          this.runCount -= (j - i - 2) / 2;
-        }
-      }
-    }
-    if (this.runCount > this.limits.runs) this.giveUp();
   }
 
   /** The figures, in the shapes version_reads and version_monthly store. */
@@ -358,18 +321,14 @@ export class Tally {
     const out = { currency: [] as string[], month: [] as string[], contracts: [] as number[], customers: [] as number[], mrr: [] as string[], newCustomers: [] as number[], churned: [] as number[] };
     // Per currency: month → change in active customers, customers churned, customers new.
     const events = new Map<number, { customers: Map<number, number>; churn: Map<number, number>; firsts: Map<number, number> }>();
-    for (const all of this.runsOf) {
-      for (const { currency, runs } of all) {
-        let e = events.get(currency);
-        if (e === undefined) events.set(currency, (e = { customers: new Map(), churn: new Map(), firsts: new Map() }));
-        bump(e.firsts, runs[0]!, 1);
-        for (let i = 0; i < runs.length; i += 2) {
-          bump(e.customers, runs[i]!, 1);
-          bump(e.customers, runs[i + 1]! + 1, -1);
-          bump(e.churn, runs[i + 1]! + 1, 1);
-        }
-      }
-    }
+    this.runs.forEachRun((currency, start, end, first) => {
+      let e = events.get(currency);
+      if (e === undefined) events.set(currency, (e = { customers: new Map(), churn: new Map(), firsts: new Map() }));
+      if (first) bump(e.firsts, start, 1);
+      bump(e.customers, start, 1);
+      bump(e.customers, end + 1, -1);
+      bump(e.churn, end + 1, 1);
+    });
     for (const c of currencies) {
       const { customers: customerDelta, churn, firsts } = events.get(c.index)!;
       const lo = c.firstMonth;

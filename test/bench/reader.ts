@@ -4,8 +4,10 @@
 // blob store hands them out.
 //   file <path>      a file on disk (e.g. one written by writeContractFile)
 //   contracts <rows> a generated contract file of that many rows (written to the temp folder)
+//   realistic <rows> a realistic one (test/support/realisticContracts.ts), every field quoted with --quoted
 //   cell <MB>        a header, then one quoted cell of MB megabytes, then a valid row
 //   line <MB>        a header, then a line that never ends (MB megabytes, no line break)
+// With --tally the rows are also counted into the metrics and catalog, as a build does.
 // Prints one JSON line: milliseconds, bytes, rows, error codes seen, peak RSS in MiB. Run it under
 // `/usr/bin/time -v` for the kernel's own figure.
 import { createReadStream } from 'node:fs';
@@ -15,7 +17,9 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { parseContracts } from '../../shared/ingest/parseContracts.ts';
 import { CONTRACT_HEADER } from '../support/contracts.ts';
-import { writeContractFile } from './support.ts';
+import { realisticBlocks, realisticHeader } from '../support/realisticContracts.ts';
+import { Tally } from '../../shared/ingest/tally.ts';
+import { writeBlocks, writeContractFile } from './support.ts';
 
 const MiB = 1024 * 1024;
 
@@ -39,6 +43,15 @@ async function source(what: string, arg: string): Promise<AsyncIterable<Buffer>>
       );
       return createReadStream(path, { highWaterMark: MiB });
     }
+    case 'realistic': {
+      const shape = process.argv.includes('--quoted') ? { quoteAll: true, crlf: true } : {};
+      const path = join(tmpdir(), `reader-bench-realistic${shape.quoteAll ? '-quoted' : ''}-${arg}.csv`);
+      await readFile(path).then(
+        () => undefined,
+        () => writeBlocks(path, realisticHeader(shape), realisticBlocks(0, Number(arg), Number(arg), shape)),
+      );
+      return createReadStream(path, { highWaterMark: MiB });
+    }
     case 'cell':
       return repeated(`${CONTRACT_HEADER}c1,"`, 0x61, size, `",,,,,\nc2,Acme,,2026-01-01,2026-12-31,5,EUR\n`);
     case 'line':
@@ -48,7 +61,8 @@ async function source(what: string, arg: string): Promise<AsyncIterable<Buffer>>
   }
 }
 
-const [what = 'contracts', arg = '1000000'] = process.argv.slice(2);
+const [what = 'contracts', arg = '1000000'] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const tally = process.argv.includes('--tally') ? new Tally() : undefined;
 const input = await source(what, arg);
 const codes = new Map<string, number>();
 const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
@@ -57,9 +71,10 @@ const outcome = await parseContracts({
   source: input,
   versionId: 'ver_bench',
   sink,
+  ...(tally && { tally }),
   report: (e) => void codes.set(`${e.row}:${e.code}`, (codes.get(`${e.row}:${e.code}`) ?? 0) + 1),
 });
 const ms = Math.round(performance.now() - started);
 const peak = Number(/VmHWM:\s+(\d+) kB/.exec(await readFile('/proc/self/status', 'utf8'))![1]) / 1024;
 const errors = [...codes].slice(0, 5).map(([k, n]) => (n > 1 ? `${k}×${n}` : k));
-console.log(JSON.stringify({ what, arg, ms, bytes: outcome.bytes, rows: outcome.rows, errors, errorKinds: codes.size, peakRssMiB: Math.round(peak) }));
+console.log(JSON.stringify({ what, arg, tally: tally ? (tally.complete ? 'complete' : 'gave up') : 'off', ms, bytes: outcome.bytes, rows: outcome.rows, errors, errorKinds: codes.size, peakRssMiB: Math.round(peak) }));

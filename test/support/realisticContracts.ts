@@ -2,8 +2,9 @@
 // simple generator (contracts.ts): company names in many scripts (accented Latin, Cyrillic, Greek,
 // CJK), some long, some holding the delimiter (so quoted) or quotes (doubled inside quotes);
 // optionally every field quoted and CRLF line ends; multi-year contracts; tens of thousands of
-// customers with many contracts each (hundreds of thousands at 10M rows). Deterministic: row i
-// is a function of i and the options only, so any range of rows can be written on its own.
+// customers with many contracts each, mostly in their own currency (hundreds of thousands at 10M
+// rows). Deterministic: row i is a function of i and the options only, so any range of rows can
+// be written on its own.
 import { CONTRACT_FIELDS, type FieldName } from '../../shared/contract/fields.ts';
 
 export type RealisticShape = {
@@ -73,7 +74,8 @@ function cellsOf(customers: number, bad: (i: number) => boolean): Record<FieldNa
       return `${start + Math.floor(end / 12)}-${pad((end % 12) + 1)}-${pad(Math.min(1 + (mix(i, 12) % 28), 28))}`;
     },
     amount: (i) => (bad(i) ? 'n/a' : `${(mix(i, 14) % 250_000) + 50}.${pad(mix(i, 15) % 100)}`),
-    currency: (i) => pick(CURRENCIES, i, 16),
+    // A customer contracts in its own currency, now and then in a second one.
+    currency: (i) => (mix(i, 17) % 10 === 0 ? pick(CURRENCIES, i, 16) : pick(CURRENCIES, mix(i, 8) % customers, 18)),
   };
 }
 
