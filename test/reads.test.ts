@@ -172,6 +172,10 @@ describe('metrics and catalog', () => {
       ['a header and no rows', HEADER],
       ['4,000 rows shaped like an export (names in many scripts, quoted cells, multi-year terms)', realisticCsv(4000)],
       ['3,000 rows shaped like an export, every field quoted, CRLF', realisticCsv(3000, { quoteAll: true, crlf: true })],
+      // One-day contracts of large amounts, all in one month: their monthly values sum past 2^53 units.
+      ['2,000 one-day contracts of 250,000.00 in one month', [HEADER, ...Array.from({ length: 2000 }, (_, i) => `d${i},Customer ${i % 50},Pro,2025-03-${String(1 + (i % 28)).padStart(2, '0')},2025-03-${String(1 + (i % 28)).padStart(2, '0')},250000.00,EUR`)].join('\n')],
+      // Past the 32 products a customer's bits hold: the rest are counted apart.
+      ['customers with 40 products each', [HEADER, ...Array.from({ length: 800 }, (_, i) => `p${i},Customer ${i % 7},Product ${i % 40},2025-01-0${1 + (i % 9)},2025-0${1 + (i % 9)}-28,${10 + i}.50,${i % 3 ? 'EUR' : 'USD'}`)].join('\n')],
     ] as const) {
       it(`when a version is built from ${name}, then its stored metrics and catalog equal the SQL computation over its stored rows`, async () => {
         const ds = await newDataset(svc, key);

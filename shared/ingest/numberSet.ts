@@ -53,8 +53,8 @@ export class HashList {
   }
 }
 
-/** Values below this are kept in a bitmap (2 MiB): most amounts, in cents, are. */
-const BITMAP_VALUES = 1 << 24;
+/** Values below this are kept in a bitmap (4 MiB): most amounts, in cents, are (up to $335,544.31). */
+const BITMAP_VALUES = 1 << 25;
 
 export class NumberSet {
   private small: Uint32Array | undefined;

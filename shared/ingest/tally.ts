@@ -14,15 +14,18 @@ import { HashList, hash53, NumberSet } from './numberSet.ts';
 /**
  * What the tally may hold before it hands the work to SQL. Whoever makes a Tally may give others
  * (tests give lower ones); these are the defaults. setSlots bounds the contractId hashes and the
- * amounts of $167,772.16 and more (8 bytes each): 2^20, 8 MiB, keeps a file of a million
- * contractIds in Node and a worker far under its memory budget.
+ * amounts of $335,544.32 and more (8 bytes each): 2^20, 8 MiB, keeps a file of a million
+ * contractIds in Node and a worker far under its memory budget. customers: a million customers'
+ * names are the biggest part of a tally that holds them (about 100 bytes each); their products
+ * (the first 32 as bits) and runs of months take a few bytes each. pairs counts a customer's
+ * products past the 32nd only.
  */
 export type TallyLimits = { customers: number; products: number; pairs: number; runs: number; events: number; setSlots: number };
 export const DEFAULT_TALLY_LIMITS: Readonly<TallyLimits> = Object.freeze({
-  customers: 200_000,
+  customers: 1_000_000,
   products: 100_000,
   pairs: 1_000_000,
-  runs: 2_000_000,
+  runs: 4_000_000,
   events: 1_000_000,
   setSlots: 1 << 20,
 });
@@ -67,11 +70,11 @@ class DaySet {
 
 /**
  * What changes in a month of a currency (difference arrays): contracts starting minus ending, and
- * their monthly value in fixed point, 10^-20 units, as three exact integers (10^-6, 10^-13 and
- * 10^-20 units): each contract's value is rounded half-up at 10^-20 once, and its end takes away
- * exactly what its start added.
+ * their monthly value in fixed point, 10^-20 units, as four exact integers (10^1, 10^-6, 10^-13
+ * and 10^-20 units): each contract's value is rounded half-up at 10^-20 once, and its end takes
+ * away exactly what its start added.
  */
-type MonthChange = { contracts: number; v6: number; v13: number; v20: number };
+type MonthChange = { contracts: number; v1: number; v6: number; v13: number; v20: number };
 
 type CurrencyTally = {
   name: string;
@@ -87,6 +90,8 @@ type CurrencyTally = {
 export class Tally {
   private readonly limits: TallyLimits;
   complete = true;
+  /** What outgrew its limit when the tally gave up (for the build's log line). */
+  gaveUpOn: string | undefined;
   private total = 0;
   private contributing = 0;
   private excluded = { startDate: 0, endDate: 0, amount: 0, currency: 0 } satisfies Record<GatingFieldName, number>;
@@ -98,8 +103,10 @@ export class Tally {
   private readonly amounts: NumberSet;
   private readonly customers = new Map<string, number>();
   private readonly products = new Map<string, { index: number; contracts: number; customers: number }>();
-  /** Per customer: the products (indexes) it has rows of. */
-  private readonly productsOf: number[][] = [];
+  /** Per customer: the first 32 products (by index) it has rows of, as bits. */
+  private productBits = new Int32Array(1024);
+  /** Per customer: the products past the 32nd it has rows of. */
+  private readonly moreProductsOf = new Map<number, number[]>();
   private pairs = 0;
   /** Per currency code (currencyIndex): its tally; every currency present, contributing or not. */
   private readonly currencies: (CurrencyTally | undefined)[] = [];
@@ -154,9 +161,9 @@ export class Tally {
     if (hasAmount) {
       this.present.amount++;
       // Past 2^53 cents (or 2^53 ÷ 304375 for the monthly value) integers are no longer exact.
-      if (cents * MONTHLY_PER_CENT > Number.MAX_SAFE_INTEGER) return this.giveUp();
+      if (cents * MONTHLY_PER_CENT > Number.MAX_SAFE_INTEGER) return this.giveUp('an amount too large for exact sums');
       this.amounts.add(cents);
-      if (this.amounts.full) return this.giveUp();
+      if (this.amounts.full) return this.giveUp('distinct amounts');
       if (cents < this.minCents) this.minCents = cents;
       if (cents > this.maxCents) this.maxCents = cents;
     }
@@ -170,12 +177,14 @@ export class Tally {
     if (hasStart && hasEnd && hasAmount && cents > 0 && this.complete) this.addContract(row, currency, customer);
   }
 
-  private giveUp(): void {
+  private giveUp(reason: string): void {
     this.complete = false;
+    this.gaveUpOn = reason;
     // Let the collections go; SQL computes the figures.
     this.customers.clear();
     this.products.clear();
-    this.productsOf.length = 0;
+    this.productBits = new Int32Array(0);
+    this.moreProductsOf.clear();
     this.currencies.length = 0;
     this.runs.clear();
   }
@@ -185,12 +194,16 @@ export class Tally {
     if (index === undefined) {
       index = this.customers.size;
       if (index >= this.limits.customers) {
-        this.giveUp();
+        this.giveUp('customers');
         return 0;
       }
       // A copy: a sliced string would keep its whole chunk of the file alive.
       this.customers.set(Buffer.from(customer, 'utf8').toString('utf8'), index);
-      this.productsOf.push([]);
+      if (index >= this.productBits.length) {
+        const grown = new Int32Array(this.productBits.length * 2);
+        grown.set(this.productBits);
+        this.productBits = grown;
+      }
     }
     return index;
   }
@@ -199,16 +212,25 @@ export class Tally {
     if (!this.complete) return;
     let entry = this.products.get(product);
     if (entry === undefined) {
-      if (this.products.size >= this.limits.products) return this.giveUp();
+      if (this.products.size >= this.limits.products) return this.giveUp('products');
       entry = { index: this.products.size, contracts: 0, customers: 0 };
       this.products.set(Buffer.from(product, 'utf8').toString('utf8'), entry);
     }
     entry.contracts++;
-    const seen = this.productsOf[customer]!;
-    if (!seen.includes(entry.index)) {
-      seen.push(entry.index);
+    if (entry.index < 32) {
+      const bit = 1 << entry.index;
+      if ((this.productBits[customer]! & bit) === 0) {
+        this.productBits[customer]! |= bit;
+        entry.customers++;
+      }
+      return;
+    }
+    let more = this.moreProductsOf.get(customer);
+    if (more === undefined) this.moreProductsOf.set(customer, (more = []));
+    if (!more.includes(entry.index)) {
+      more.push(entry.index);
       entry.customers++;
-      if (++this.pairs > this.limits.pairs) this.giveUp();
+      if (++this.pairs > this.limits.pairs) this.giveUp('customer products');
     }
   }
 
@@ -229,7 +251,7 @@ export class Tally {
     const em = row.endMonth;
     c.contracts++;
     c.cents += row.cents;
-    if (!Number.isSafeInteger(c.cents)) return this.giveUp();
+    if (!Number.isSafeInteger(c.cents)) return this.giveUp('a currency total too large for exact sums');
     if (sm < c.firstMonth) c.firstMonth = sm;
     if (em > c.lastMonth) c.lastMonth = em;
 
@@ -253,25 +275,31 @@ export class Tally {
     if (!start || !end) return;
     start.contracts++;
     end.contracts--;
+    // v6 split again at 10^7, so that the sums of a month stay exact integers: a contract adds
+    // less than 10^7 to each part, and it takes 900 million contracts in one month to pass 2^53.
+    const v1 = Math.floor(v6 / E7);
+    v6 -= v1 * E7;
+    start.v1 += v1;
     start.v6 += v6;
     start.v13 += v13;
     start.v20 += v20;
+    end.v1 -= v1;
     end.v6 -= v6;
     end.v13 -= v13;
     end.v20 -= v20;
-    if (!Number.isSafeInteger(start.v6) || !Number.isSafeInteger(end.v6)) return this.giveUp();
+    if (!Number.isSafeInteger(start.v1) || !Number.isSafeInteger(end.v1)) return this.giveUp('a monthly value too large for exact sums');
     if (this.runs.add(customer, c.index, sm, em)) c.customers++;
-    if (this.runs.runCount > this.limits.runs) this.giveUp();
+    if (this.runs.runCount > this.limits.runs) this.giveUp('runs of months');
   }
 
   private month(c: CurrencyTally, month: number): MonthChange | undefined {
     let change = c.months.get(month);
     if (change === undefined) {
       if (++this.events > this.limits.events) {
-        this.giveUp();
+        this.giveUp('month changes');
         return undefined;
       }
-      change = { contracts: 0, v6: 0, v13: 0, v20: 0 };
+      change = { contracts: 0, v1: 0, v6: 0, v13: 0, v20: 0 };
       c.months.set(month, change);
     }
     return change;
@@ -340,7 +368,11 @@ export class Tally {
         const change = c.months.get(m);
         if (change) {
           contracts += change.contracts;
-          mrr += BigInt(change.v6) * 100_000_000_000_000n + BigInt(change.v13) * 10_000_000n + BigInt(change.v20);
+          mrr +=
+            BigInt(change.v1) * 1_000_000_000_000_000_000_000n +
+            BigInt(change.v6) * 100_000_000_000_000n +
+            BigInt(change.v13) * 10_000_000n +
+            BigInt(change.v20);
         }
         customers += customerDelta.get(m) ?? 0;
         out.currency.push(c.name);

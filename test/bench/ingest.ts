@@ -69,7 +69,7 @@ function realistic(name: string, shape: RealisticShape): Shape {
   };
 }
 
-type Phases = { copyMs: number; checkMs: number; readsMs: number; commitMs: number; ms: number; readsIn: string };
+type Phases = { copyMs: number; checkMs: number; readsMs: number; commitMs: number; ms: number; readsIn: string; tallyGaveUpOn?: string };
 
 export async function benchIngest(args: string[]): Promise<void> {
   const option = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
@@ -117,7 +117,7 @@ export async function benchIngest(args: string[]): Promise<void> {
         if (ours.status !== 201) throw new Error(`${label}: ${ours.status} ${ours.body.slice(0, 300)}`);
         posts.push(ours.ms);
         const versionId = (JSON.parse(ours.body) as { id: string }).id;
-        for (let wait = 0; !builds.has(versionId) && wait < 100; wait++) await new Promise((r) => setTimeout(r, 20));
+        for (let wait = 0; !builds.has(versionId) && wait < 500; wait++) await new Promise((r) => setTimeout(r, 20));
         const built = builds.get(versionId);
         if (built) phases.push({ ...built, ms: ours.ms - built.ms });
       }
@@ -132,7 +132,7 @@ export async function benchIngest(args: string[]): Promise<void> {
       );
       if (phases.length > 0) {
         const of = (name: keyof Phases) => Math.round(median(phases.map((p) => Number(p[name]))));
-        phaseTable.push({ file: label, 'upload+wait': of('ms'), 'parse+validate+tally+COPY': of('copyMs'), duplicates: of('checkMs'), reads: of('readsMs'), commit: of('commitMs'), 'reads in': phases[0]!.readsIn });
+        phaseTable.push({ file: label, 'upload+wait': of('ms'), 'parse+validate+tally+COPY': of('copyMs'), duplicates: of('checkMs'), reads: of('readsMs'), commit: of('commitMs'), 'reads in': phases[0]!.readsIn + (phases[0]!.tallyGaveUpOn ? ` (tally outgrew: ${phases[0]!.tallyGaveUpOn})` : '') });
       }
       if (rows <= 1_000_000) {
         const bad = join(tmpdir(), `bench-${shape.name}-bad-${rows}.csv`);

@@ -77,4 +77,4 @@ const outcome = await parseContracts({
 const ms = Math.round(performance.now() - started);
 const peak = Number(/VmHWM:\s+(\d+) kB/.exec(await readFile('/proc/self/status', 'utf8'))![1]) / 1024;
 const errors = [...codes].slice(0, 5).map(([k, n]) => (n > 1 ? `${k}×${n}` : k));
-console.log(JSON.stringify({ what, arg, tally: tally ? (tally.complete ? 'complete' : 'gave up') : 'off', ms, bytes: outcome.bytes, rows: outcome.rows, errors, errorKinds: codes.size, peakRssMiB: Math.round(peak) }));
+console.log(JSON.stringify({ what, arg, tally: tally ? (tally.complete ? 'complete' : `gave up on ${tally.gaveUpOn}`) : 'off', ms, bytes: outcome.bytes, rows: outcome.rows, errors, errorKinds: codes.size, peakRssMiB: Math.round(peak) }));

@@ -68,10 +68,12 @@ function cellsOf(customers: number, bad: (i: number) => boolean): Record<FieldNa
     endDate: (i) => {
       const start = 2018 + (mix(i, 10) % 8);
       const startMonth = mix(i, 11) % 12;
-      // Terms from one month to five years, most of one to three years.
+      const startDay = 1 + (mix(i, 12) % 28);
+      // Terms from one month to five years, most of one to three years, ending the day before the
+      // same day of the month (a term from the 1st ends on the 28th of the month before).
       const months = [1, 3, 6, 12, 12, 12, 24, 24, 36, 36, 48, 60][mix(i, 13) % 12]!;
-      const end = startMonth + months - 1;
-      return `${start + Math.floor(end / 12)}-${pad((end % 12) + 1)}-${pad(Math.min(1 + (mix(i, 12) % 28), 28))}`;
+      const end = startMonth + months - (startDay === 1 ? 1 : 0);
+      return `${start + Math.floor(end / 12)}-${pad((end % 12) + 1)}-${pad(startDay === 1 ? 28 : startDay - 1)}`;
     },
     amount: (i) => (bad(i) ? 'n/a' : `${(mix(i, 14) % 250_000) + 50}.${pad(mix(i, 15) % 100)}`),
     // A customer contracts in its own currency, now and then in a second one.

@@ -75,7 +75,7 @@ export function buildVersion(pool: Pool, threads: BuildThreads, meter: UsageMete
       }
       if (built.outcome === 'active') meter.add(built.accountId!, built.mode!, 'rows_ingested', built.rowCount);
       log.info(
-        { ...fields, accountId: built.accountId ?? fields.accountId, mode: built.mode, outcome: built.outcome, rows: built.rows, errors: built.errors, readsIn: built.readsIn, ...built.timings, ms: Math.round(performance.now() - started) },
+        { ...fields, accountId: built.accountId ?? fields.accountId, mode: built.mode, outcome: built.outcome, rows: built.rows, errors: built.errors, readsIn: built.readsIn, tallyGaveUpOn: built.tallyGaveUpOn, ...built.timings, ms: Math.round(performance.now() - started) },
         'version built',
       );
     } catch (error) {

@@ -42,6 +42,8 @@ export type BuildSummary = {
   rows: number;
   errors: number;
   readsIn?: 'node' | 'sql';
+  /** Why the reads were computed in SQL: what outgrew the tally's limits. */
+  tallyGaveUpOn?: string;
   timings?: Record<string, number>;
 };
 
@@ -175,6 +177,7 @@ async function build(pool: Pool, blobs: BlobStore, views: Views, version: Builda
     rows: seen.rows,
     errors: spill.count,
     readsIn: tally.complete ? 'node' : 'sql',
+    ...(tally.gaveUpOn && { tallyGaveUpOn: tally.gaveUpOn }),
     timings: phase.timings,
   };
 }
