@@ -1,7 +1,11 @@
 // Sets of numbers for a million rows without a million heap objects: NumberSet counts distinct
 // non-negative safe integers (a bitmap for small ones, open addressing in a Float64Array for the
-// rest); HashList tells whether any two of many 53-bit hashes are equal. Both stop at a size
-// (`full`), and whoever uses them falls back to SQL.
+// rest; it stops at a size, `full`, and whoever uses it falls back to SQL); HashList tells whether
+// any two of many 53-bit hashes are equal, spilling sorted runs to disk past a size.
+import { randomUUID } from 'node:crypto';
+import { closeSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const MIN_SLOTS = 1 << 12;
 const MAX_LOAD = 0.7;
@@ -19,36 +23,140 @@ export function hash53(value: string): number {
   return (a >>> 0) * 0x200000 + (b >>> 11);
 }
 
-/** 53-bit values appended as they come, sorted once at the end to find any repeat. */
+/**
+ * 53-bit values appended as they come, sorted at the end to find any repeat. Past `inMemory`
+ * values, each full batch is sorted and written as a run to a temporary file (unlinked at once:
+ * it goes when the list is closed, or with the process), and the runs are merged at the end; so
+ * ten million values take 8 MiB of memory and 80 MB of disk. If the file cannot be written, the
+ * list is `full` and whoever uses it asks SQL.
+ */
 export class HashList {
-  private values = new Float64Array(MIN_SLOTS);
+  private values: Float64Array;
   private length = 0;
-  private readonly max: number;
+  private readonly inMemory: number;
+  private file: number | undefined;
+  /** Where each spilled run starts in the file, and its length (in values). */
+  private readonly runs: { at: number; length: number }[] = [];
   full = false;
 
-  constructor(max: number) {
-    this.max = max;
+  constructor(inMemory: number) {
+    this.inMemory = Math.max(inMemory, 2);
+    this.values = new Float64Array(Math.min(MIN_SLOTS, this.inMemory));
   }
 
   add(value: number): void {
     if (this.full) return;
     if (this.length === this.values.length) {
-      if (this.length * 2 > this.max) {
-        this.full = true;
-        this.values = new Float64Array(0);
-        return;
-      }
-      const grown = new Float64Array(this.length * 2);
-      grown.set(this.values);
-      this.values = grown;
+      if (this.length < this.inMemory) {
+        const grown = new Float64Array(Math.min(this.length * 2, this.inMemory));
+        grown.set(this.values);
+        this.values = grown;
+      } else if (!this.spill()) return;
     }
     this.values[this.length++] = value;
   }
 
-  /** Whether two values are equal (sorts the list: call once, at the end). */
+  /** Whether two values are equal (sorts and merges: call once, at the end). */
   hasRepeat(): boolean {
     const sorted = this.values.subarray(0, this.length).sort();
     for (let i = 1; i < sorted.length; i++) if (sorted[i] === sorted[i - 1]) return true;
+    if (this.runs.length === 0) return false;
+    return this.mergeHasRepeat(sorted);
+  }
+
+  /** Lets the temporary file go. */
+  close(): void {
+    if (this.file !== undefined) closeSync(this.file);
+    this.file = undefined;
+  }
+
+  /** Writes the values held as a sorted run; false (and full) when the file cannot be written. */
+  private spill(): boolean {
+    try {
+      if (this.file === undefined) {
+        const path = join(tmpdir(), `dataset-service-hashes-${process.pid}-${randomUUID()}`);
+        this.file = openSync(path, 'w+', 0o600);
+        unlinkSync(path);
+      }
+      const sorted = this.values.subarray(0, this.length).sort();
+      const at = this.runs.reduce((end, run) => end + run.length * 8, 0);
+      writeSync(this.file, new Uint8Array(sorted.buffer, sorted.byteOffset, sorted.byteLength), 0, sorted.byteLength, at);
+      this.runs.push({ at, length: this.length });
+      this.length = 0;
+      return true;
+    } catch {
+      this.full = true;
+      this.values = new Float64Array(0);
+      this.length = 0;
+      this.close();
+      return false;
+    }
+  }
+
+  /** Merges the spilled runs and the values held (each sorted), looking for two equal neighbours. */
+  private mergeHasRepeat(held: Float64Array): boolean {
+    const file = this.file!;
+    const BLOCK = 8192;
+    const sources = [
+      ...this.runs.map((run) => {
+        const block = new Float64Array(BLOCK);
+        let read = 0; // values of the run read into blocks so far
+        let i = 0;
+        let n = 0;
+        return {
+          next(): number | undefined {
+            if (i === n) {
+              if (read === run.length) return undefined;
+              n = Math.min(BLOCK, run.length - read);
+              readSync(file, new Uint8Array(block.buffer, 0, n * 8), 0, n * 8, run.at + read * 8);
+              read += n;
+              i = 0;
+            }
+            return block[i++];
+          },
+        };
+      }),
+      (() => {
+        let i = 0;
+        return { next: () => (i < held.length ? held[i++] : undefined) };
+      })(),
+    ];
+    // A binary heap of the sources by their current value.
+    const heads: number[] = [];
+    const heap: number[] = [];
+    const less = (a: number, b: number) => heads[heap[a]!]! < heads[heap[b]!]!;
+    const down = (k: number) => {
+      for (;;) {
+        const l = 2 * k + 1;
+        const r = l + 1;
+        let m = k;
+        if (l < heap.length && less(l, m)) m = l;
+        if (r < heap.length && less(r, m)) m = r;
+        if (m === k) return;
+        [heap[k], heap[m]] = [heap[m]!, heap[k]!];
+        k = m;
+      }
+    };
+    sources.forEach((source, s) => {
+      const head = source.next();
+      if (head === undefined) return;
+      heads[s] = head;
+      heap.push(s);
+    });
+    for (let k = (heap.length >> 1) - 1; k >= 0; k--) down(k);
+    let previous = NaN;
+    while (heap.length > 0) {
+      const s = heap[0]!;
+      const value = heads[s]!;
+      if (value === previous) return true;
+      previous = value;
+      const next = sources[s]!.next();
+      if (next === undefined) {
+        heap[0] = heap[heap.length - 1]!;
+        heap.pop();
+      } else heads[s] = next;
+      down(0);
+    }
     return false;
   }
 }

@@ -138,7 +138,18 @@ export class Tally {
 
   /** Whether the rows' contractIds are known to be distinct (else SQL has to look). Call once. */
   contractIdsDistinct(): boolean {
-    return !this.ids.full && !this.ids.hasRepeat();
+    try {
+      return !this.ids.full && !this.ids.hasRepeat();
+    } catch {
+      return false; // the spilled hashes could not be read back: SQL looks
+    } finally {
+      this.ids.close();
+    }
+  }
+
+  /** Lets go of what the tally holds outside the heap (the contractId hashes' temporary file). */
+  close(): void {
+    this.ids.close();
   }
 
   add(row: TalliedRow): void {

@@ -155,6 +155,7 @@ async function build(pool: Pool, blobs: BlobStore, views: Views, version: Builda
     signal.removeEventListener('abort', cancel);
     clearInterval(progress);
     client.release();
+    tally.close();
   }
 
   if (outcome === 'failed') {
