@@ -10,10 +10,11 @@ const ENTRY_INTS = 3;
 // A run: the entry's next run, its first month, its last month.
 const RUN_INTS = 3;
 
+/** The array, or a copy half as long again (at least `atLeast`): at 10M rows the runs take tens of MiB, and doubling would waste up to half. */
 function grown(array: Int32Array<ArrayBuffer>, atLeast: number, fill?: number): Int32Array<ArrayBuffer> {
   if (atLeast <= array.length) return array;
-  let length = array.length * 2;
-  while (length < atLeast) length *= 2;
+  let length = Math.ceil(array.length * 1.5);
+  while (length < atLeast) length = Math.ceil(length * 1.5);
   const bigger = new Int32Array(length);
   bigger.set(array);
   if (fill !== undefined) bigger.fill(fill, array.length);
