@@ -27,7 +27,7 @@ import {
 } from '../sdk/src/index.ts';
 import { CONTRACT_HEADER, contractsCsv } from './support/contracts.ts';
 import { eventually } from './support/eventually.ts';
-import { useService } from './support/service.ts';
+import { startService, useService } from './support/service.ts';
 import { WebhookReceiver } from './support/webhookReceiver.ts';
 
 const GOOD = `${CONTRACT_HEADER}c-1,Acme,Pro,2026-01-01,2026-12-31,1200.00,EUR\nc-2,Beta,Lite,2026-03-01,2026-05-31,300.00,EUR\n`;
@@ -244,6 +244,25 @@ describe('SDK', () => {
       expect(proxy.seen.filter((s) => s.path === '/v1/datasets/ds_missing')).to.have.length(1);
     });
 
+    it('when the service sits under a path prefix, then a rejected file\'s first errors are read from the version its 422 names', async () => {
+      // The service's BASE_URL holds the prefix, as behind a gateway that mounts it at /api.
+      const prefixed = await new FaultyProxy(svc.url, '/api').start();
+      const behind = await startService({ env: { BASE_URL: `${prefixed.url}/api` } });
+      try {
+        prefixed.target = new URL(`http://127.0.0.1:${behind.config.port}`);
+        const tenant = await behind.tenant();
+        const client = new DatasetService({ apiKey: tenant.key, baseUrl: `${prefixed.url}/api` });
+        const dataset = await client.datasets.create({ externalRef: 'prefixed', name: 'Prefixed' });
+        const failure = await client.versions.upload(dataset.id, { text: contractsCsv(300, { badEvery: 3 }) }).catch((e: unknown) => e);
+        expect(failure).to.be.instanceOf(IngestValidationError);
+        expect((failure as IngestValidationError).errorCount).to.equal(100);
+        expect(prefixed.seen.map((r) => r.path)).to.include(`/api/v1/datasets/${dataset.id}/versions/${(failure as IngestValidationError).versionId}`);
+      } finally {
+        await prefixed.stop();
+        await behind.stop();
+      }
+    });
+
     it('when the service cannot be reached at all, then ConnectionError', async () => {
       const unreachable = client({ maxRetries: 1 });
       await proxy.stop();
@@ -254,14 +273,14 @@ describe('SDK', () => {
 
 type Fault = 'drop-after' | 'drop-before' | '503' | '502' | 'stall';
 
-/** A proxy in front of the service that fails the next requests as told, and records what it saw. */
+/** A proxy in front of the service (below `prefix`, which it strips) that fails the next requests as told, and records what it saw. */
 class FaultyProxy {
   faults: Fault[] = [];
   readonly seen: { method: string; path: string; key: string | undefined; status?: number; replayed?: string }[] = [];
+  target: URL;
   private readonly server: Server;
-  private readonly target: URL;
 
-  constructor(target: string) {
+  constructor(target: string, prefix = '') {
     this.target = new URL(target);
     this.server = createServer((req, res) => {
       const seen: (typeof this.seen)[number] = { method: req.method!, path: req.url!, key: req.headers['idempotency-key'] as string | undefined };
@@ -286,7 +305,8 @@ class FaultyProxy {
         });
         return;
       }
-      const upstream = httpRequest({ host: this.target.hostname, port: this.target.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+      const path = req.url!.startsWith(prefix) ? req.url!.slice(prefix.length) : req.url;
+      const upstream = httpRequest({ host: this.target.hostname, port: this.target.port, method: req.method, path, headers: req.headers }, (answer) => {
         seen.status = answer.statusCode;
         seen.replayed = answer.headers['idempotent-replayed'] as string | undefined;
         if (fault === 'drop-after') {

@@ -48,7 +48,8 @@ const eventTypes = (value: string) => {
 // ---- running a command -----------------------------------------------------------------------
 
 type Globals = { baseUrl?: string; json?: boolean };
-type Run = { service: DatasetService; out: Output };
+/** What a command runs with: the client, its output, and its own options (as commander parsed them). */
+type Run = { service: DatasetService; out: Output; opts: <T>() => T };
 
 /** A command that talks to the service: the client from the configured key, and its output. */
 function action<A extends unknown[]>(work: (run: Run, ...args: A) => Promise<void>) {
@@ -57,7 +58,7 @@ function action<A extends unknown[]>(work: (run: Run, ...args: A) => Promise<voi
     const settings = await resolveSettings(globals.baseUrl ? { baseUrl: globals.baseUrl } : {});
     if (!settings.apiKey) throw new UsageError(`no API key: run \`dsvc config set\`, or set DATASET_SERVICE_API_KEY`);
     const service = new DatasetService({ apiKey: settings.apiKey, baseUrl: settings.baseUrl });
-    await work({ service, out: output(Boolean(globals.json)) }, ...(received.slice(0, -2) as A));
+    await work({ service, out: output(Boolean(globals.json)), opts: <T>() => this.opts() as T }, ...(received.slice(0, -2) as A));
   };
 }
 
@@ -130,8 +131,8 @@ function program(): Command {
     .description('the datasets, newest first')
     .addOption(new Option('--limit <n>', 'at most this many (default 20)').argParser(wholeNumber(1, 10_000)).default(20))
     .action(
-      action(async ({ service, out }) => {
-        const { limit } = datasetsList.opts<{ limit: number }>();
+      action(async ({ service, out, opts }) => {
+        const { limit } = opts<{ limit: number }>();
         const found: Dataset[] = [];
         for await (const d of service.datasets.listAll({ limit: Math.min(limit, 100) })) {
           found.push(d);
@@ -140,7 +141,6 @@ function program(): Command {
         out.result(found, (list: Dataset[]) => table(list.map(datasetRow)));
       }),
     );
-  const datasetsList = datasets.commands.at(-1)!;
   datasets
     .command('create')
     .description('create a dataset')
@@ -148,8 +148,8 @@ function program(): Command {
     .requiredOption('--name <name>', 'its name')
     .option('--idempotency-key <key>', 'the operation\'s key (default: derived from --external-ref)')
     .action(
-      action(async ({ service, out }) => {
-        const o = datasetsCreate.opts<{ externalRef: string; name: string; idempotencyKey?: string }>();
+      action(async ({ service, out, opts }) => {
+        const o = opts<{ externalRef: string; name: string; idempotencyKey?: string }>();
         const created = await service.datasets
           .create({ externalRef: o.externalRef, name: o.name }, { idempotencyKey: o.idempotencyKey ?? `dsvc-create-${o.externalRef}` })
           .catch(async (error: unknown) => {
@@ -159,7 +159,6 @@ function program(): Command {
         out.result(created);
       }),
     );
-  const datasetsCreate = datasets.commands.at(-1)!;
   datasets
     .command('get')
     .description('one dataset')
@@ -171,13 +170,12 @@ function program(): Command {
     .argument('<dataset>', 'its id (ds_…) or externalRef')
     .option('--yes', 'yes, delete it (needed: nothing can bring it back)')
     .action(
-      action(async ({ service, out }, ref: string) => {
-        if (!datasetsDelete.opts<{ yes?: boolean }>().yes) throw new UsageError('deleting cannot be undone: add --yes');
+      action(async ({ service, out, opts }, ref: string) => {
+        if (!opts<{ yes?: boolean }>().yes) throw new UsageError('deleting cannot be undone: add --yes');
         const dataset = await findDataset(service, ref);
         out.result(await service.datasets.delete(dataset.id, { idempotencyKey: `dsvc-delete-${dataset.id}` }));
       }),
     );
-  const datasetsDelete = datasets.commands.at(-1)!;
 
   root
     .command('upload')
@@ -190,8 +188,8 @@ function program(): Command {
     .addOption(new Option('--direct', 'send in one request, however large'))
     .option('--idempotency-key <key>', 'the operation\'s key (default: a new one)')
     .action(
-      action(async ({ service, out }, file: string) => {
-        const o = uploadCommand.opts<{ dataset: string; errorsCsv?: string; wait: boolean; resumable?: boolean; direct?: boolean; idempotencyKey?: string }>();
+      action(async ({ service, out, opts }, file: string) => {
+        const o = opts<{ dataset: string; errorsCsv?: string; wait: boolean; resumable?: boolean; direct?: boolean; idempotencyKey?: string }>();
         const dataset = await findDataset(service, o.dataset);
         const bars = out.bars();
         try {
@@ -229,7 +227,6 @@ function program(): Command {
         }
       }),
     );
-  const uploadCommand = root.commands.at(-1)!;
 
   const versions = root.command('versions').description("a dataset's versions and a failed one's row errors");
   versions
@@ -256,8 +253,8 @@ function program(): Command {
     .option('--all', 'every error, however many')
     .option('--csv <path>', 'save the rejected rows (CSV) here instead')
     .action(
-      action(async ({ service, out }, ref: string, versionId: string) => {
-        const o = versionsErrors.opts<{ all?: boolean; csv?: string }>();
+      action(async ({ service, out, opts }, ref: string, versionId: string) => {
+        const o = opts<{ all?: boolean; csv?: string }>();
         const dataset = await findDataset(service, ref);
         if (o.csv) {
           await service.versions.downloadRejectedRows(dataset.id, versionId, o.csv);
@@ -272,7 +269,6 @@ function program(): Command {
         out.result(errors, (list: RowError[]) => table(list.map(errorRow)));
       }),
     );
-  const versionsErrors = versions.commands.at(-1)!;
 
   root
     .command('metrics')
@@ -281,13 +277,12 @@ function program(): Command {
     .addOption(new Option('--from <month>', 'first month, YYYY-MM').argParser(month))
     .addOption(new Option('--to <month>', 'last month, YYYY-MM').argParser(month))
     .action(
-      action(async ({ service, out }, ref: string) => {
-        const o = metricsCommand.opts<{ from?: string; to?: string }>();
+      action(async ({ service, out, opts }, ref: string) => {
+        const o = opts<{ from?: string; to?: string }>();
         const dataset = await findDataset(service, ref);
         out.result(await service.datasets.metrics(dataset.id, { ...(o.from && { from: o.from }), ...(o.to && { to: o.to }) }), metricsText);
       }),
     );
-  const metricsCommand = root.commands.at(-1)!;
   root
     .command('catalog')
     .description("the active version's catalog: fields and products")
@@ -302,8 +297,8 @@ function program(): Command {
     .requiredOption('-o, --output <path>', 'where to save it')
     .option('--version <version>', 'a version other than the active one (ver_…)')
     .action(
-      action(async ({ service, out }, ref: string) => {
-        const o = exportCommand.opts<{ format: 'csv' | 'jsonl'; output: string; version?: string }>();
+      action(async ({ service, out, opts }, ref: string) => {
+        const o = opts<{ format: 'csv' | 'jsonl'; output: string; version?: string }>();
         const dataset = await findDataset(service, ref);
         const requested = await service.exports.create(dataset.id, { format: o.format, ...(o.version && { versionId: o.version }) });
         out.note(`Building export ${requested.id}…`);
@@ -312,7 +307,6 @@ function program(): Command {
         out.result(ready, (e: typeof ready) => `Saved ${e.rowCount} rows (${e.bytes} bytes, ${e.format}) to ${o.output}.\n`);
       }),
     );
-  const exportCommand = root.commands.at(-1)!;
 
   const events = root.command('events').description("the account's events, newest first (kept 30 days)");
   events
@@ -321,13 +315,12 @@ function program(): Command {
     .addOption(new Option('--type <type>', 'only this type').choices(EVENT_TYPES))
     .addOption(new Option('--limit <n>', 'at most this many (default 20)').argParser(wholeNumber(1, 100)).default(20))
     .action(
-      action(async ({ service, out }) => {
-        const o = eventsList.opts<{ type?: (typeof EVENT_TYPES)[number]; limit: number }>();
+      action(async ({ service, out, opts }) => {
+        const o = opts<{ type?: (typeof EVENT_TYPES)[number]; limit: number }>();
         const page = await service.events.list({ limit: o.limit, ...(o.type && { type: o.type as never }) });
         out.result(page.data, (list: typeof page.data) => table(list.map((e) => ({ id: e.id, type: e.type, object: (e.data.object as { id?: string }).id, createdAt: e.createdAt }))));
       }),
     );
-  const eventsList = events.commands.at(-1)!;
 
   root
     .command('listen')
@@ -336,14 +329,13 @@ function program(): Command {
     .addOption(new Option('--events <types>', 'only these types, comma-separated').argParser(eventTypes))
     .addOption(new Option('--interval <ms>', 'how often to look for new events (default 1000)').argParser(wholeNumber(100, 60_000)).default(1000))
     .action(
-      action(async ({ service }) => {
-        const o = listenCommand.opts<{ forwardTo: string; events?: string[]; interval: number }>();
+      action(async ({ service, opts }) => {
+        const o = opts<{ forwardTo: string; events?: string[]; interval: number }>();
         if (!URL.canParse(o.forwardTo)) throw new UsageError(`--forward-to: ${o.forwardTo} is not a URL`);
         const stopped = Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')]).then(() => undefined);
         await listen(service, { forwardTo: o.forwardTo, events: o.events, intervalMs: o.interval, stopped, say: (line) => process.stdout.write(`${line}\n`) });
       }),
     );
-  const listenCommand = root.commands.at(-1)!;
 
   // Every command: commander's own refusals become exit 2, never an exit from inside the parser.
   const quiet = (command: Command) => {

@@ -139,7 +139,10 @@ export class Versions {
     const requestId = answer.headers.get('request-id') ?? undefined;
     if (!location) return errorFromProblem((await answer.json()) as ProblemDocument, requestId);
     await answer.body?.cancel();
-    const version = await this.transport.json<Version>({ method: 'GET', path: new URL(location).pathname });
+    // The service's own URL of the version: its path below the client's base URL (which may hold a prefix).
+    const base = this.transport.baseUrl;
+    const path = location.startsWith(`${base}/`) ? location.slice(base.length) : new URL(location, base).pathname;
+    const version = await this.transport.json<Version>({ method: 'GET', path });
     return failureOf(version, requestId);
   }
 }
