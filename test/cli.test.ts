@@ -137,6 +137,24 @@ describe('dsvc command line', () => {
     expect(JSON.parse(json.stderr)).to.include({ status: 422, errorCount: 250 });
   });
 
+  it('when it is run as the package\'s bin (built or not), then it answers', async () => {
+    const bin = await new Promise<Outcome>((resolve) =>
+      execFile(process.execPath, [join(projectRoot, 'sdk/bin/dsvc.js'), '--help'], { env: { ...process.env, ...env } }, (error, stdout, stderr) =>
+        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      ),
+    );
+    expect(bin.code, bin.stderr).to.equal(0);
+    expect(bin.stdout).to.match(/^Usage: dsvc <command> \[options\]/);
+    // Read by a program that stops after a line: no broken-pipe trace.
+    const piped = await new Promise<Outcome>((resolve) =>
+      execFile('sh', ['-c', `'${process.execPath}' '${join(projectRoot, 'sdk/bin/dsvc.js')}' --help | head -1`], { env: { ...process.env, ...env } }, (error, stdout, stderr) =>
+        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      ),
+    );
+    expect(piped.stdout).to.equal('Usage: dsvc <command> [options]\n');
+    expect(piped.stderr).to.equal('');
+  });
+
   it('when a command or an option is wrong, then exit 2 with one line; --help shows each command with the exit codes', async () => {
     const top = await run(['--help']);
     expect(top.code).to.equal(0);

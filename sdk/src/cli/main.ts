@@ -390,4 +390,11 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+// A reader that stopped early (`dsvc events list | head -1`) is not a failure: stop quietly.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(0);
+    throw error;
+  });
+}
 process.exitCode = await main(process.argv.slice(2));
