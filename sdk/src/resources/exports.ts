@@ -2,8 +2,9 @@
 import { createWriteStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { ExportFailedError, WaitTimeoutError } from '../errors.ts';
-import { sleep, type Transport } from '../transport.ts';
+import { ExportFailedError } from '../errors.ts';
+import { pollUntil } from '../polling.ts';
+import type { Transport } from '../transport.ts';
 import type { CreateExportParams, Export } from '../types.ts';
 import type { MutationOptions } from './datasets.ts';
 
@@ -25,14 +26,9 @@ export class Exports {
 
   /** Polls until the export is ready (returned) or failed (ExportFailedError). */
   async wait(datasetId: string, exportId: string, options: { timeoutMs?: number } = {}): Promise<Export> {
-    const deadline = Date.now() + (options.timeoutMs ?? 3_600_000);
-    for (let poll = 0; ; poll++) {
-      const found = await this.get(datasetId, exportId);
-      if (found.status === 'ready') return found;
-      if (found.status === 'failed') throw new ExportFailedError(found.id, found.failure);
-      if (Date.now() >= deadline) throw new WaitTimeoutError(`export ${exportId} is still ${found.status}`, found);
-      await sleep(Math.min(2000, 100 * 1.5 ** poll, Math.max(0, deadline - Date.now())));
-    }
+    const found = await pollUntil(() => this.get(datasetId, exportId), (e) => e.status === 'ready' || e.status === 'failed', `export ${exportId}`, options.timeoutMs);
+    if (found.status === 'failed') throw new ExportFailedError(found.id, found.failure);
+    return found;
   }
 
   /** A ready export's file as a stream (never held in memory whole). */

@@ -4,9 +4,10 @@ import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { DatasetServiceError, errorFromProblem, type ProblemDocument, WaitTimeoutError } from '../errors.ts';
+import { DatasetServiceError, errorFromProblem, type ProblemDocument } from '../errors.ts';
 import { everyItem } from '../pages.ts';
-import { sleep, type Transport } from '../transport.ts';
+import { pollUntil } from '../polling.ts';
+import type { Transport } from '../transport.ts';
 import type { Page, PageParams, RowError, Upload, Version } from '../types.ts';
 import { filenameOf, requestBody, sendResumable, sizeOf, type UploadProgress, type UploadSource } from '../uploadSources.ts';
 import type { MutationOptions } from './datasets.ts';
@@ -99,14 +100,12 @@ export class Versions {
    * the version when it is active or superseded; the error of its problem when it failed.
    */
   async wait(datasetId: string, versionId: string, options: WaitOptions = {}): Promise<Version> {
-    const deadline = Date.now() + (options.timeoutMs ?? 3_600_000);
-    for (let poll = 0; ; poll++) {
+    const read = async () => {
       const version = await this.get(datasetId, versionId);
       if (version.progress) options.onProgress?.({ phase: 'building', versionId, ...version.progress });
-      if (FINISHED.has(version.status)) return outcome(version);
-      if (Date.now() >= deadline) throw new WaitTimeoutError(`version ${versionId} is still ${version.status}`, version);
-      await sleep(Math.min(2000, 100 * 1.5 ** poll, Math.max(0, deadline - Date.now())));
-    }
+      return version;
+    };
+    return outcome(await pollUntil(read, (v) => FINISHED.has(v.status), `version ${versionId}`, options.timeoutMs));
   }
 
   /** One page of a failed version's row errors, in row order. */
