@@ -37,6 +37,7 @@ export class HashList {
   private file: number | undefined;
   /** Where each spilled run starts in the file, and its length (in values). */
   private readonly runs: { at: number; length: number }[] = [];
+  private fileBytes = 0;
   full = false;
 
   constructor(inMemory: number) {
@@ -79,9 +80,9 @@ export class HashList {
         unlinkSync(path);
       }
       const sorted = this.values.subarray(0, this.length).sort();
-      const at = this.runs.reduce((end, run) => end + run.length * 8, 0);
-      writeSync(this.file, new Uint8Array(sorted.buffer, sorted.byteOffset, sorted.byteLength), 0, sorted.byteLength, at);
-      this.runs.push({ at, length: this.length });
+      writeSync(this.file, new Uint8Array(sorted.buffer, sorted.byteOffset, sorted.byteLength), 0, sorted.byteLength, this.fileBytes);
+      this.runs.push({ at: this.fileBytes, length: this.length });
+      this.fileBytes += sorted.byteLength;
       this.length = 0;
       return true;
     } catch {

@@ -89,8 +89,7 @@ type CurrencyTally = {
 
 export class Tally {
   private readonly limits: TallyLimits;
-  complete = true;
-  /** What outgrew its limit when the tally gave up (for the build's log line). */
+  /** What outgrew its limit when the tally gave up (for the build's log line); undefined while it holds everything. */
   gaveUpOn: string | undefined;
   private total = 0;
   private contributing = 0;
@@ -188,8 +187,12 @@ export class Tally {
     if (hasStart && hasEnd && hasAmount && cents > 0 && this.complete) this.addContract(row, currency, customer);
   }
 
+  /** Whether the tally holds every figure (else SQL computes them). */
+  get complete(): boolean {
+    return this.gaveUpOn === undefined;
+  }
+
   private giveUp(reason: string): void {
-    this.complete = false;
     this.gaveUpOn = reason;
     // Let the collections go; SQL computes the figures.
     this.customers.clear();
