@@ -10,9 +10,12 @@ export class WriterBehind extends Error {
   }
 }
 
+/** How a blob's chunks are stored: raw (null) or each a zstd frame of its own. */
+export type ChunkEncoding = 'zstd' | null;
+
 /** Starts a blob that this process writes: its writer is seen now. */
-export async function insertBlob(db: Queryable, id: string): Promise<void> {
-  await db.query('INSERT INTO blobs (id, writer_seen_at) VALUES ($1, now())', [id]);
+export async function insertBlob(db: Queryable, id: string, chunkEncoding: ChunkEncoding = null): Promise<void> {
+  await db.query('INSERT INTO blobs (id, writer_seen_at, chunk_encoding) VALUES ($1, now(), $2)', [id, chunkEncoding]);
 }
 
 /** Starts a blob whose bytes the client puts straight into the object store (no writer here). */

@@ -4,11 +4,13 @@
 // (tus) in pieces that may come to different processes: `resumable_blobs` keeps such a file's
 // declared length and the bytes received. The only writer of both tables.
 import { createHash } from 'node:crypto';
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
 import type { Readable } from 'node:stream';
 import { DataStore, ERRORS, Upload } from '@tus/utils';
 import { to as copyTo } from 'pg-copy-streams';
 import { type BlobSource, type BlobStore, type StoredBlob, TooLarge } from './blobStore.ts';
-import { completeBlob, deleteBlobRecord, insertBlob, insertUnwrittenBlob, WriterBehind, type WriterHeartbeat } from './blobRecords.ts';
+import { type ChunkEncoding, completeBlob, deleteBlobRecord, insertBlob, insertUnwrittenBlob, WriterBehind, type WriterHeartbeat } from './blobRecords.ts';
 import { type Pool, type Queryable, withTransaction } from '../platform/db.ts';
 import { newId } from '../platform/ids.ts';
 
@@ -36,6 +38,30 @@ class Gathered {
   }
 }
 
+const compress = promisify(zstdCompress);
+const decompress = promisify(zstdDecompress);
+/**
+ * zstd's fastest level: about 0.15 s of a CPU for 64 MB of CSV here, 3 to 7 times smaller. On the
+ * thread pool, in one pass: zlib's default 16 KiB output steps cost a callback on the JavaScript
+ * thread each (a fifth of a second for 100 MB).
+ */
+function zstdCompress(data: Buffer, callback: (error: Error | null, result: Buffer) => void): void {
+  zlib.zstdCompress(data, { chunkSize: CHUNK_BYTES, params: { [zlib.constants.ZSTD_c_compressionLevel]: 1 } }, callback);
+}
+function zstdDecompress(data: Buffer, callback: (error: Error | null, result: Buffer) => void): void {
+  zlib.zstdDecompress(data, { chunkSize: CHUNK_BYTES + 64 * 1024 }, callback);
+}
+
+/**
+ * A chunk of a blob written whole, committed without waiting for the WAL to reach the disk
+ * (synchronous_commit off for its statement alone): a blob is complete only once completeBlob
+ * commits, and that commit waits for the WAL, every chunk before it included. A crash before it
+ * loses a blob that was not complete anyway (its writer failed with the database). Waiting at
+ * every 1 MiB chunk made the web process's backend flush the build's WAL too, chunk after chunk.
+ */
+const INSERT_CHUNK_LATER_DURABLE = `INSERT INTO blob_chunks (blob_id, seq, data)
+  SELECT $1, $2, $3 FROM (SELECT set_config('synchronous_commit', 'off', true)) s`;
+
 /**
  * Streams `source` into a new blob. Over `maxBytes` it stops reading, deletes what it wrote and
  * throws 413. Chunks are written as they fill, one statement each, with autocommit, so that a
@@ -51,14 +77,14 @@ async function writeBlob(
 ): Promise<StoredBlob> {
   const id = newId('blob');
   const hash = createHash('sha256');
-  await insertBlob(db, id);
+  await insertBlob(db, id, 'zstd');
   heartbeat.add(id);
   let seq = 0;
   let bytes = 0;
   const gathered = new Gathered();
   const flush = async () => {
     const data = gathered.take();
-    if (data) await db.query('INSERT INTO blob_chunks (blob_id, seq, data) VALUES ($1, $2, $3)', [id, seq++, data]);
+    if (data) await db.query(INSERT_CHUNK_LATER_DURABLE, [id, seq++, await compress(data)]);
   };
   try {
     await onCreated?.(id);
@@ -100,14 +126,16 @@ async function* readBlob(pool: Pool, id: string, patienceMs: number): AsyncGener
     let seq = 0;
     let lastChunkAt = Date.now();
     for (;;) {
-      const { rows } = await client.query<{ bytes: number | null }>('SELECT bytes FROM blobs WHERE id = $1', [id]);
+      const { rows } = await client.query<{ bytes: number | null; chunk_encoding: ChunkEncoding }>('SELECT bytes, chunk_encoding FROM blobs WHERE id = $1', [id]);
       if (!rows[0]) throw new Error(`blob ${id} is gone: its upload did not complete`);
       const complete = rows[0].bytes !== null; // seen before the pass: the pass gets every chunk
       const before = seq;
       const copy = client.query(
         copyTo(`COPY (SELECT data FROM blob_chunks WHERE blob_id = ${client.escapeLiteral(id)} AND seq >= ${seq} ORDER BY seq) TO STDOUT (FORMAT binary)`),
       );
-      yield* copyFieldBytes(copy, () => seq++);
+      if (rows[0].chunk_encoding === 'zstd') {
+        for await (const frame of wholeFields(copyFieldBytes(copy, () => seq++))) yield await decompress(frame);
+      } else yield* copyFieldBytes(copy, () => seq++);
       if (complete) break;
       if (seq > before) lastChunkAt = Date.now();
       else if (Date.now() - lastChunkAt > patienceMs) throw new WriterBehind(id, patienceMs);
@@ -119,12 +147,25 @@ async function* readBlob(pool: Pool, id: string, patienceMs: number): AsyncGener
   }
 }
 
+/** Each field of copyFieldBytes whole (a compressed chunk is decompressed whole). */
+async function* wholeFields(pieces: AsyncGenerator<Buffer & { fieldLeft?: number }>): AsyncGenerator<Buffer> {
+  let parts: Buffer[] = [];
+  for await (const piece of pieces) {
+    parts.push(piece);
+    if (piece.fieldLeft === 0) {
+      yield parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+      parts = [];
+    }
+  }
+}
+
 /**
- * The bytes of the one field of each row of a binary COPY stream, in pieces as they arrive.
+ * The bytes of the one field of each row of a binary COPY stream, in pieces as they arrive (each
+ * piece's `fieldLeft` says how many bytes of its field are still to come).
  * Format: signature (11 bytes), flags (4), header extension (4 + its length); each row a field
  * count (2), then per field its length (4) and bytes; -1 as field count at the end.
  */
-export async function* copyFieldBytes(stream: AsyncIterable<Buffer>, onRow?: () => void): AsyncGenerator<Buffer> {
+export async function* copyFieldBytes(stream: AsyncIterable<Buffer>, onRow?: () => void): AsyncGenerator<Buffer & { fieldLeft: number }> {
   let skip = 11 + 4; // signature and flags
   let want: 'extension' | 'fields' | 'length' | 'data' = 'extension';
   let dataLeft = 0;
@@ -139,8 +180,8 @@ export async function* copyFieldBytes(stream: AsyncIterable<Buffer>, onRow?: () 
       }
       if (want === 'data') {
         const n = Math.min(dataLeft, chunk.length);
-        yield chunk.subarray(0, n);
         dataLeft -= n;
+        yield Object.assign(chunk.subarray(0, n), { fieldLeft: dataLeft });
         chunk = chunk.subarray(n);
         if (dataLeft === 0) want = 'fields';
         continue;

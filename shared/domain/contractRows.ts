@@ -31,24 +31,55 @@ export function copyRowsIn(client: Client): Writable {
   return client.query(copyFrom(`COPY contract_rows (${COPY_COLUMNS}) FROM STDIN (FORMAT binary)`));
 }
 
-/** Rows deleted per statement by a purge (see deleteRowsOfVersion). */
+/** Rows deleted per statement by a purge (see deleteRowsOfVersion), about. */
 export const PURGE_BATCH_ROWS = 20_000;
+
+/** The BRIN index's pages per range (sql/015_contract_rows_brin.sql). */
+const PAGES_PER_RANGE = 16;
+/** The pages a purge counts its version's rows by, and deletes at least at once: 4 BRIN ranges (512 KiB). */
+const SPAN_PAGES = 4 * PAGES_PER_RANGE;
 
 /**
  * Deletes the rows of one version (a superseded version past its retention, a deleted dataset's),
- * `batchRows` at a time, each batch a statement of its own: a purge of millions of rows never
+ * about `batchRows` at a time, each batch a statement of its own: a purge of millions of rows never
  * holds a long transaction, locks or a snapshot that would keep the vacuum from other tables'
  * work, and one cut short (a worker killed) simply goes on the next time. How many were deleted.
+ *
+ * The version's pages are found once (through the BRIN index: one scan of its rows, the purge's
+ * only statement that reads more than a batch), then each batch deletes within a run of pages
+ * (a TID range scan): asking the index again for each batch would read the pages of the rows
+ * already deleted again, every time. The BRIN ranges a batch touched are summarized anew at the
+ * end (a summary only ever grows otherwise: over the years every range would match every version).
  */
 export async function deleteRowsOfVersion(db: Queryable, versionId: string, batchRows = PURGE_BATCH_ROWS, onBatch?: (deleted: number) => void): Promise<number> {
+  const { rows: spans } = await db.query<{ span: string; rows: string }>(
+    `SELECT (ctid::text::point)[0]::bigint / ${SPAN_PAGES} AS span, count(*) AS rows
+     FROM contract_rows WHERE version_id = $1 GROUP BY 1 ORDER BY 1`,
+    [versionId],
+  );
   let total = 0;
-  for (;;) {
-    const { rowCount } = await db.query(
-      'DELETE FROM contract_rows WHERE ctid = ANY(ARRAY(SELECT ctid FROM contract_rows WHERE version_id = $1 LIMIT $2))',
-      [versionId, batchRows],
+  for (let i = 0; i < spans.length; ) {
+    // Adjacent spans of pages, together up to about batchRows rows (a span of more on its own).
+    const first = Number(spans[i]!.span);
+    let last = first;
+    let rows = Number(spans[i++]!.rows);
+    while (i < spans.length && Number(spans[i]!.span) === last + 1 && rows + Number(spans[i]!.rows) <= batchRows) {
+      rows += Number(spans[i++]!.rows);
+      last++;
+    }
+    const fromPage = first * SPAN_PAGES;
+    const toPage = (last + 1) * SPAN_PAGES;
+    const { rows: done } = await db.query<{ n: number }>(
+      `WITH deleted AS (DELETE FROM contract_rows WHERE version_id = $1 AND ctid >= $2::tid AND ctid < $3::tid RETURNING 1),
+            emptied AS (SELECT brin_desummarize_range('contract_rows_version'::regclass, r * ${PAGES_PER_RANGE}) FROM generate_series($4::bigint, $5::bigint) r)
+       SELECT (SELECT count(*) FROM deleted)::int AS n, (SELECT count(*) FROM emptied) AS ranges`,
+      [versionId, `(${fromPage},0)`, `(${toPage},0)`, fromPage / PAGES_PER_RANGE, toPage / PAGES_PER_RANGE - 1],
     );
-    total += rowCount ?? 0;
+    total += done[0]!.n;
     onBatch?.(total);
-    if ((rowCount ?? 0) < batchRows) return total;
   }
+  // The ranges emptied are summarized again now (the rows left in them), not at the next vacuum:
+  // until then every read by version would read them.
+  if (spans.length > 0) await db.query(`SELECT brin_summarize_new_values('contract_rows_version'::regclass)`);
+  return total;
 }

@@ -22,7 +22,7 @@ import { freePort } from '../../shared/platform/embeddedPostgres.ts';
 import { createTestDatabase } from '../setup/database.ts';
 import { CONTRACT_HEADER, contractBlocks } from '../support/contracts.ts';
 import { type RealisticShape, realisticBlocks, realisticHeader, shapeName } from '../support/realisticContracts.ts';
-import { peakRssMiB, postFile, startServer, stopServers, writeBlocks } from './support.ts';
+import { cpuSeconds, cpuSpent, peakRssMiB, postFile, startServer, stopServers, writeBlocks } from './support.ts';
 
 function psqlCopy(url: string, path: string): Promise<number> {
   const started = performance.now();
@@ -75,6 +75,8 @@ export async function benchIngest(args: string[]): Promise<void> {
   const option = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
   const rows = Number(option('--rows') ?? 1_000_000);
   const runs = Number(option('--runs') ?? 3);
+  /** Good files only: no 1%-bad files, no small uploads (for quick comparisons while working). */
+  const quick = args.includes('--quick');
   const shapes = (option('--shapes') ?? 'simple,realistic,quoted').split(',').map((n) => SHAPES[n] ?? (() => { throw new Error(`unknown shape ${n}: ${Object.keys(SHAPES).join(', ')}`); })());
   const cases = [...shapes.map((shape) => ({ shape, rows })), ...(args.includes('--large') ? [{ shape: SHAPES['realistic']!, rows: 10_000_000 }] : [])];
   const database = await createTestDatabase();
@@ -97,6 +99,7 @@ export async function benchIngest(args: string[]): Promise<void> {
   const base = `http://127.0.0.1:${port}`;
   const table: Record<string, string | number>[] = [];
   const phaseTable: Record<string, string | number>[] = [];
+  const cpuTable: Record<string, string | number>[] = [];
   try {
     for (const { shape, rows } of cases) {
       const good = join(tmpdir(), `bench-${shape.name}-${rows}.csv`);
@@ -108,12 +111,17 @@ export async function benchIngest(args: string[]): Promise<void> {
       const copies: number[] = [];
       const posts: number[] = [];
       const phases: Phases[] = [];
+      const cpus: Record<string, number>[] = [];
       const ds = await createDataset(pool, { accountId: account.id, mode: 'live' }, { externalRef: `bench-${shape.name}-${rows}` });
       for (let run = 0; run < runs; run++) {
         await pool.query('TRUNCATE bench_copy');
+        const beforeCopy = await cpuSeconds({});
         copies.push(await psqlCopy(database.url, good));
+        const copyCpu = cpuSpent(beforeCopy, await cpuSeconds({}));
         await pool.query('TRUNCATE bench_copy');
+        const beforePost = await cpuSeconds({ web: web.pid!, worker: worker.pid! });
         const ours = await postFile(`${base}/v1/datasets/${ds.id}/versions`, key, good, `bench-${shape.name}-${rows}-${run}`);
+        cpus.push({ ...cpuSpent(beforePost, await cpuSeconds({ web: web.pid!, worker: worker.pid! })), copyPostgres: copyCpu['postgres']! });
         if (ours.status !== 201) throw new Error(`${label}: ${ours.status} ${ours.body.slice(0, 300)}`);
         posts.push(ours.ms);
         const versionId = (JSON.parse(ours.body) as { id: string }).id;
@@ -132,9 +140,11 @@ export async function benchIngest(args: string[]): Promise<void> {
       );
       if (phases.length > 0) {
         const of = (name: keyof Phases) => Math.round(median(phases.map((p) => Number(p[name]))));
+        const cpu = (name: string) => median(cpus.map((c) => c[name]!)).toFixed(2);
+        cpuTable.push({ file: label, '\\copy: postgres': cpu('copyPostgres'), 'POST: web': cpu('web'), worker: cpu('worker'), postgres: cpu('postgres'), total: median(cpus.map((c) => c['web']! + c['worker']! + c['postgres']!)).toFixed(2) });
         phaseTable.push({ file: label, 'upload+wait': of('ms'), 'parse+validate+tally+COPY': of('copyMs'), duplicates: of('checkMs'), reads: of('readsMs'), commit: of('commitMs'), 'reads in': phases[0]!.readsIn + (phases[0]!.tallyGaveUpOn ? ` (tally outgrew: ${phases[0]!.tallyGaveUpOn})` : '') });
       }
-      if (rows <= 1_000_000) {
+      if (rows <= 1_000_000 && !quick) {
         const bad = join(tmpdir(), `bench-${shape.name}-bad-${rows}.csv`);
         await shape.write(bad, rows, 100);
         const rejected = await postFile(`${base}/v1/datasets/${ds.id}/versions`, key, bad, `bench-${shape.name}-bad-${rows}`);
@@ -148,6 +158,12 @@ export async function benchIngest(args: string[]): Promise<void> {
     }
 
     // Small files: 200 sequential 10-row uploads, each POST until 201.
+    if (quick) {
+      console.table(table);
+      console.table(phaseTable);
+      console.table(cpuTable);
+      return;
+    }
     const ds = await createDataset(pool, { accountId: account.id, mode: 'live' }, { externalRef: 'bench-small' });
     const small = CONTRACT_HEADER + [...contractBlocks(0, 10)].join('');
     const times: number[] = [];
@@ -186,6 +202,8 @@ export async function benchIngest(args: string[]): Promise<void> {
     console.table(table);
     console.log('worker build phases, good files (ms, medians; upload+wait: the POST less the build):');
     console.table(phaseTable);
+    console.log('CPU seconds per run (user + system, medians; 2 cores here): PostgreSQL for \\copy; the web process, the worker and PostgreSQL for a POST:');
+    console.table(cpuTable);
     console.log(`peak RSS: web ${(await peakRssMiB(web.pid!)).toFixed(0)} MiB, worker ${(await peakRssMiB(worker.pid!)).toFixed(0)} MiB (target <= 256 each)`);
     console.log(`200 sequential 10-row uploads, POST → 201: p50 ${pct(times, 50).toFixed(1)} ms, p99 ${pct(times, 99).toFixed(1)} ms (targets 50 / 250)`);
     console.log(`backlog: 50 small builds queued in ${queuedMs.toFixed(0)} ms, all built ${drainedMs.toFixed(0)} ms after the first was queued`);

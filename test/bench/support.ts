@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { request } from 'node:http';
 import { projectRoot } from '../../shared/platform/paths.ts';
 import { CONTRACT_HEADER, contractBlocks } from '../support/contracts.ts';
@@ -12,7 +12,7 @@ import { CONTRACT_HEADER, contractBlocks } from '../support/contracts.ts';
 // build's peak RSS ~100 MiB lower for ~5% of its speed (measured on 1M rows). The worker's builds
 // run on threads whose old generation is capped by BUILD_HEAP_MB (192 MiB: the tally at its caps
 // holds ~155 MiB; a 10M-row build far less); a --max-old-space-size flag would override that cap.
-const NODE_FLAGS = ['--max-semi-space-size=16'];
+const NODE_FLAGS = (process.env['BENCH_NODE_FLAGS'] ?? '--max-semi-space-size=16').split(' ');
 
 /**
  * Starts a process and waits until it is ready: a log line matching `ready`, or, for an HTTP
@@ -92,4 +92,38 @@ export function postFile(url: string, key: string, path: string, idempotencyKey:
     req.on('error', reject);
     createReadStream(path).pipe(req);
   });
+}
+
+/**
+ * CPU seconds (user + system) used so far by each group of processes: the given pids (their
+ * threads included) and every PostgreSQL process, with the exited backends its postmaster reaped.
+ */
+export async function cpuSeconds(pids: Record<string, number>): Promise<Record<string, number>> {
+  const ticks = Number(process.env['CLK_TCK'] ?? 100);
+  const read = async (pid: number | string): Promise<{ comm: string; own: number; reaped: number } | undefined> => {
+    try {
+      const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // utime, stime, cutime, cstime are fields 14 to 17 (1-based), here 11 to 14 (0-based after the state).
+      return { comm, own: (Number(fields[11]) + Number(fields[12])) / ticks, reaped: (Number(fields[13]) + Number(fields[14])) / ticks };
+    } catch {
+      return undefined; // gone meanwhile
+    }
+  };
+  const out: Record<string, number> = {};
+  for (const [name, pid] of Object.entries(pids)) out[name] = (await read(pid))?.own ?? NaN;
+  let postgres = 0;
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await read(entry);
+    if (stat?.comm === 'postgres') postgres += stat.own + stat.reaped;
+  }
+  out['postgres'] = postgres;
+  return out;
+}
+
+/** What each group used between two readings of cpuSeconds. */
+export function cpuSpent(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.keys(after).map((name) => [name, after[name]! - (before[name] ?? 0)]));
 }

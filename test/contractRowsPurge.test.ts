@@ -1,0 +1,81 @@
+// deleteRowsOfVersion over the BRIN index (sql/015): it deletes exactly one version's rows in
+// batches of about the size asked, whether the version's pages are one run or shared with another
+// version's, and the ranges it emptied stop matching the purged version (their summaries are
+// made anew), so that pages reused by later versions are not read for it.
+import { expect } from 'chai';
+import { deleteRowsOfVersion } from '../shared/domain/contractRows.ts';
+import type { Pool } from '../shared/platform/db.ts';
+import { useService } from './support/service.ts';
+
+/** `rows` rows of each version, interleaved row by row when several are given (one INSERT). */
+async function insertRows(db: Pool, versionIds: string[], rows: number): Promise<void> {
+  await db.query(
+    `INSERT INTO contract_rows (version_id, row_number, contract_id, customer, product, start_date, end_date, amount, currency)
+     SELECT v, g, 'c-' || g, 'Customer ' || (g % 97), 'Pro', '2026-01-01', '2026-12-31', 100.00, 'EUR'
+     FROM generate_series(1, $2::int) g, unnest($1::text[]) v ORDER BY g, v`,
+    [versionIds, rows],
+  );
+}
+
+const count = async (db: Pool, versionId: string) =>
+  Number((await db.query('SELECT count(*) FROM contract_rows WHERE version_id = $1', [versionId])).rows[0].count);
+
+/** Heap pages a read of the version through the index visits. */
+async function pagesRead(db: Pool, versionId: string): Promise<number> {
+  const client = await db.connect();
+  try {
+    await client.query('SET enable_seqscan = off');
+    const { rows } = await client.query(`EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*) FROM contract_rows WHERE version_id = '${versionId}'`);
+    let pages = 0;
+    const visit = (node: Record<string, unknown>) => {
+      pages += Number(node['Exact Heap Blocks'] ?? 0) + Number(node['Lossy Heap Blocks'] ?? 0);
+      for (const child of (node['Plans'] as Record<string, unknown>[] | undefined) ?? []) visit(child);
+    };
+    visit(rows[0]['QUERY PLAN'][0].Plan);
+    return pages;
+  } finally {
+    await client.query('RESET enable_seqscan');
+    client.release();
+  }
+}
+
+describe('purging a version\'s rows', () => {
+  const svc = useService({ worker: false });
+
+  it('when a version\'s rows are one run of pages or shared with another version\'s, then exactly its rows go, in batches of about the size asked', async () => {
+    await insertRows(svc.db, ['ver_purgeaaaaaaaaaaaaaaa1'], 30_000); // a run of its own
+    await insertRows(svc.db, ['ver_purgeaaaaaaaaaaaaaaa2', 'ver_purgeaaaaaaaaaaaaaaa3'], 20_000); // page by page with another
+    const batches: number[] = [];
+    const deleted = await deleteRowsOfVersion(svc.db, 'ver_purgeaaaaaaaaaaaaaaa1', 2_000, (total) => batches.push(total));
+    expect(deleted).to.equal(30_000);
+    expect(batches.at(-1)).to.equal(30_000);
+    // About 2,000 a batch: at most that, or one run of 64 pages (about 4,500 of these rows) when it holds more.
+    expect(batches.length).to.be.within(6, 40);
+    for (let i = 1; i < batches.length; i++) expect(batches[i]! - batches[i - 1]!).to.be.within(1, 5_000);
+
+    expect(await deleteRowsOfVersion(svc.db, 'ver_purgeaaaaaaaaaaaaaaa2', 5_000)).to.equal(20_000);
+    expect(await count(svc.db, 'ver_purgeaaaaaaaaaaaaaaa1')).to.equal(0);
+    expect(await count(svc.db, 'ver_purgeaaaaaaaaaaaaaaa2')).to.equal(0);
+    expect(await count(svc.db, 'ver_purgeaaaaaaaaaaaaaaa3')).to.equal(20_000);
+    expect(await deleteRowsOfVersion(svc.db, 'ver_purgeaaaaaaaaaaaaaaa2')).to.equal(0); // again: nothing, no error
+  });
+
+  it('when the pages of a purged version are reused by a new one, then a read of the purged version no longer visits them', async () => {
+    await svc.db.query('TRUNCATE contract_rows');
+    await insertRows(svc.db, ['ver_purgebbbbbbbbbbbbbbb1'], 30_000);
+    await insertRows(svc.db, ['ver_purgebbbbbbbbbbbbbbb9'], 1_000); // after it: its pages are not the table's end (a vacuum would cut those off)
+    await svc.db.query(`SELECT brin_summarize_new_values('contract_rows_version'::regclass)`);
+    expect(await pagesRead(svc.db, 'ver_purgebbbbbbbbbbbbbbb1')).to.be.above(100);
+    await deleteRowsOfVersion(svc.db, 'ver_purgebbbbbbbbbbbbbbb1');
+    await svc.db.query('VACUUM contract_rows');
+    const pages = async () => Number((await svc.db.query(`SELECT pg_relation_size('contract_rows') / 8192 AS pages`)).rows[0].pages);
+    const freed = await pages();
+    await insertRows(svc.db, ['ver_purgebbbbbbbbbbbbbbb2'], 30_000);
+    expect(await pages()).to.equal(freed); // the new rows went into the pages the vacuum freed
+    await svc.db.query(`SELECT brin_summarize_new_values('contract_rows_version'::regclass)`);
+    expect(await count(svc.db, 'ver_purgebbbbbbbbbbbbbbb2')).to.equal(30_000);
+    expect(await pagesRead(svc.db, 'ver_purgebbbbbbbbbbbbbbb2')).to.be.above(100);
+    // Without new summaries, every range the new rows went to would still match the purged version.
+    expect(await pagesRead(svc.db, 'ver_purgebbbbbbbbbbbbbbb1')).to.be.below(20);
+  });
+});
