@@ -45,8 +45,11 @@ const compress = promisify(zstdCompress);
  * thread pool, in one pass (zlib's default 16 KiB steps cost a callback each on this thread).
  */
 function zstdCompress(data: Buffer, callback: (error: Error | null, result: Buffer) => void): void {
-  zlib.zstdCompress(data, { chunkSize: CHUNK_BYTES, params: { [zlib.constants.ZSTD_c_compressionLevel]: 1 } }, callback);
+  zlib.zstdCompress(data, COMPRESS_OPTIONS, callback);
 }
+const COMPRESS_OPTIONS = { chunkSize: CHUNK_BYTES, params: { [zlib.constants.ZSTD_c_compressionLevel]: 1 } };
+/** Below this, a chunk is compressed and decompressed on the calling thread. */
+const SMALL_CHUNK_BYTES = 64 * 1024;
 
 /**
  * A chunk of a blob written whole, committed without waiting for the WAL to reach the disk
@@ -85,7 +88,8 @@ async function writeBlob(
   const flush = (): Promise<void> => {
     const data = gathered.take();
     if (!data) return storing;
-    const frame = compress(data);
+    // A small file's one chunk is compressed here: the thread pool's round trip costs more.
+    const frame = data.length < SMALL_CHUNK_BYTES ? Promise.resolve(zlib.zstdCompressSync(data, COMPRESS_OPTIONS)) : compress(data);
     const previous = storing;
     const at = seq++;
     storing = (async () => {
@@ -135,9 +139,16 @@ async function* readBlob(pool: Pool, id: string, patienceMs: number): AsyncGener
   const client = await pool.connect();
   let finished = false;
   try {
-    const { rows } = await client.query<{ chunk_encoding: ChunkEncoding }>('SELECT chunk_encoding FROM blobs WHERE id = $1', [id]);
+    const { rows } = await client.query<{ chunk_encoding: ChunkEncoding; bytes: string | null }>('SELECT chunk_encoding, bytes FROM blobs WHERE id = $1', [id]);
     const stored = storedBytes(client, id, patienceMs);
-    yield* rows[0]?.chunk_encoding === 'zstd' ? zstdDecoded(stored) : stored;
+    if (rows[0]?.chunk_encoding !== 'zstd') yield* stored;
+    else if (rows[0].bytes !== null && Number(rows[0].bytes) < SMALL_CHUNK_BYTES) {
+      // A small file, whole: its one frame decoded at once (a decoder stream costs more to set up).
+      const pieces: Buffer[] = [];
+      for await (const piece of stored) pieces.push(piece);
+      const frame = Buffer.concat(pieces);
+      if (frame.length > 0) yield zlib.zstdDecompressSync(frame);
+    } else yield* zstdDecoded(stored);
     finished = true;
   } finally {
     client.release(finished ? undefined : new Error('blob read stopped'));
