@@ -80,10 +80,14 @@ export async function startApi(config: Config, databaseUrl: string, log: Logger)
     const listenerStopped = outcomes.stop();
     // Keep-alive connections that finish their request are closed rather than kept waiting.
     const idle = setInterval(() => server.closeIdleConnections(), 50);
+    // Requests still in flight after SHUTDOWN_TIMEOUT_MS are cut: a client that stalls mid-body,
+    // or whose body was refused half-read (a 413), held the shutdown until keepAliveTimeout.
+    const cut = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs).unref();
     try {
       await closed;
     } finally {
       clearInterval(idle);
+      clearTimeout(cut);
     }
     await listenerStopped;
     await boss.stop({ graceful: true, timeout: config.shutdownTimeoutMs });

@@ -1,4 +1,7 @@
 import { expect } from 'chai';
+import { once } from 'node:events';
+import { connect } from 'node:net';
+import { createDataset } from '../shared/domain/datasets.ts';
 import { createAccount } from '../shared/tenancy/accounts.ts';
 import { issueKey } from '../shared/tenancy/apiKeys.ts';
 import { createPool } from '../shared/platform/db.ts';
@@ -41,6 +44,31 @@ describe('processes: configuration and graceful shutdown', () => {
     expect(finished.status).to.equal(201);
     expect(JSON.parse(finished.text).externalRef).to.equal('in-flight');
     expect(await web.exited).to.equal(0);
+  });
+
+  it('when a client stalls mid-body, then SIGTERM still stops the web process within SHUTDOWN_TIMEOUT_MS, cutting that request', async function () {
+    this.timeout(30_000);
+    const pool = createPool(database.url, 1, 'test');
+    const account = await createAccount(pool, 'Stalled');
+    const { key } = await issueKey(pool, account.id, 'test');
+    const ds = await createDataset(pool, { accountId: account.id, mode: 'test' }, { externalRef: 'stalled' });
+    await pool.end();
+    const port = await freePort();
+    const web = await startScript('api/main.ts', { DATABASE_URL: database.url, PORT: String(port), SHUTDOWN_TIMEOUT_MS: '1000' }, /api listening/);
+    // A chunked text/csv body: its header row, then nothing more, ever.
+    const socket = connect(port, '127.0.0.1');
+    await once(socket, 'connect');
+    socket.on('error', () => {});
+    socket.write(
+      `POST /v1/datasets/${ds.id}/versions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nIdempotency-Key: stalled-1\r\n` +
+        'Content-Type: text/csv\r\nTransfer-Encoding: chunked\r\n\r\n1e\r\ncontractId,customer,startDate\n\r\n',
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    const started = Date.now();
+    web.child.kill('SIGTERM');
+    expect(await web.exited).to.equal(0);
+    expect(Date.now() - started).to.be.below(8_000);
+    socket.destroy();
   });
 
   it('when the worker process gets SIGTERM, then it stops its queue and exits 0', async () => {
