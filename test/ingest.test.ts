@@ -3,6 +3,7 @@ import { buildNow, codes, HEADER, newDataset, postCsv } from './support/ingest.t
 import { eventually } from './support/eventually.ts';
 import { CHUNK_BYTES } from '../shared/blobs/postgresBlobStore.ts';
 import { useService } from './support/service.ts';
+import { recordProgress } from '../shared/domain/versions.ts';
 
 describe('ingest: versions from CSV files', () => {
   let key: string;
@@ -239,5 +240,22 @@ c,C,,2026-01-01,2026-12-31,1,EUR
     await run(third.json.id);
     expect((await svc.request(`/v1/datasets/${ds}`, { key })).json.activeVersionId).to.equal(third.json.id);
     expect((await svc.request(`/v1/datasets/${ds}/versions/${newer.json.id}`, { key })).json.status).to.equal('superseded');
+  });
+});
+
+describe('ingest: progress', () => {
+  const svc = useService();
+
+  it('when a progress report of the build lands after its commit, then the active version keeps its final figures', async () => {
+    const { key } = await svc.tenant();
+    const ds = await newDataset(svc, key);
+    const csv = `${HEADER}\nc1,Acme,Pro,2026-01-01,2026-12-31,1200.00,EUR\nc2,Beta,Pro,2026-01-01,2026-12-31,600.00,EUR\n`;
+    const reply = await postCsv(svc, key, ds, csv);
+    expect(reply.status).to.equal(201);
+    // What the build's progress timer sent just before the commit, arriving after it.
+    await recordProgress(svc.db, reply.json.id, { rows: 1, bytes: 10 });
+    const version = await svc.request(`/v1/datasets/${ds}/versions/${reply.json.id}`, { key });
+    expect(version.json.progress).to.deep.equal(reply.json.progress);
+    expect(version.json.progress.rowsProcessed).to.equal(2);
   });
 });

@@ -199,7 +199,9 @@ export async function deferBuild(db: Queryable, versionId: string): Promise<bool
 }
 
 export async function recordProgress(db: Queryable, versionId: string, seen: { rows: number; bytes: number }): Promise<void> {
-  await db.query('UPDATE versions SET rows_processed = $2, bytes_processed = $3 WHERE id = $1', [versionId, seen.rows, seen.bytes]);
+  // Only while building: a progress sent just before the build committed may land after it, and
+  // must not take an active version's figures back (a client saw 105,080 of 200,000 rows, done).
+  await db.query(`UPDATE versions SET rows_processed = $2, bytes_processed = $3 WHERE id = $1 AND status = 'building'`, [versionId, seen.rows, seen.bytes]);
 }
 
 /** What rendering a version needs: where the API is and where its problem types live. */
