@@ -4,6 +4,7 @@ import { startService, useService } from './support/service.ts';
 import type { Queryable } from '../shared/platform/db.ts';
 import { computeReads } from '../shared/domain/metricsAndCatalog.ts';
 import { DEFAULT_TALLY_LIMITS } from '../shared/ingest/tally.ts';
+import { TallyThread } from '../worker/tallyThreads.ts';
 import type { BuildSummary } from '../worker/jobs/versionBuild.ts';
 import { findDuplicates } from '../shared/ingest/duplicates.ts';
 import { eventually } from './support/eventually.ts';
@@ -172,6 +173,8 @@ describe('metrics and catalog', () => {
       ['a header and no rows', HEADER],
       ['4,000 rows shaped like an export (names in many scripts, quoted cells, multi-year terms)', realisticCsv(4000)],
       ['3,000 rows shaped like an export, every field quoted, CRLF', realisticCsv(3000, { quoteAll: true, crlf: true })],
+      // Several batches to the tally's thread, more than go round at once: the build waits for them to come back.
+      ['40,000 rows shaped like an export', realisticCsv(40_000)],
       // One-day contracts of large amounts, all in one month: their monthly values sum past 2^53 units.
       ['2,000 one-day contracts of 250,000.00 in one month', [HEADER, ...Array.from({ length: 2000 }, (_, i) => `d${i},Customer ${i % 50},Pro,2025-03-${String(1 + (i % 28)).padStart(2, '0')},2025-03-${String(1 + (i % 28)).padStart(2, '0')},250000.00,EUR`)].join('\n')],
       // Past the 32 products a customer's bits hold: the rest are counted apart.
@@ -217,6 +220,36 @@ describe('metrics and catalog', () => {
         expect(await buildNow(local, inSql.json.id, { tallyLimits })).to.include({ outcome: 'active', readsIn: 'sql' });
         expect(await storedReads(local.db, inSql.json.id)).to.deep.equal(await storedReads(local.db, inNode.json.id));
       } finally {
+        await local.stop();
+      }
+    });
+
+    it('when the tally thread runs out of memory mid-build, then the build computes the same figures in SQL', async () => {
+      const local = await startService({ worker: false });
+      // A thread of 12 MiB: enough to start and tally a small file, not the month changes of 30,000
+      // contracts each in a month (and currency) of its own.
+      const starved = new TallyThread(12);
+      const roomy = new TallyThread(192);
+      const currencies = ['EUR', 'USD', 'GBP', 'CHF', 'SEK', 'JPY', 'PLN', 'NOK', 'DKK', 'CZK'];
+      const month = (i: number) => `${1000 + Math.floor(i / 12)}-${String(1 + (i % 12)).padStart(2, '0')}`;
+      const manyMonths = [HEADER, ...Array.from({ length: 30_000 }, (_, i) => `m${i},Customer ${i % 5000},Pro,${month(i)}-01,${month(i)}-20,${10 + (i % 1000)}.25,${currencies[i % 10]}`)].join('\n');
+      try {
+        const tenant = await local.tenant();
+        const ds = await newDataset(local, tenant.key);
+        const small = await postCsv(local, tenant.key, ds, contractsCsv(10), { wait: 0 });
+        expect(await buildNow(local, small.json.id, { tallyFeed: (limits) => starved.feed(limits) })).to.include({ outcome: 'active', readsIn: 'node' });
+        const inSql = await postCsv(local, tenant.key, ds, manyMonths, { wait: 0 });
+        const starvedBuild = await buildNow(local, inSql.json.id, { tallyFeed: (limits) => starved.feed(limits) });
+        expect(starvedBuild).to.include({ outcome: 'active', readsIn: 'sql' });
+        expect(starvedBuild.tallyGaveUpOn).to.match(/^the tally thread: its thread ended/);
+        const inNode = await postCsv(local, tenant.key, ds, manyMonths, { wait: 0 });
+        expect(await buildNow(local, inNode.json.id, { tallyFeed: (limits) => roomy.feed(limits) })).to.include({ outcome: 'active', readsIn: 'node' });
+        expect(await storedReads(local.db, inSql.json.id)).to.deep.equal(await storedReads(local.db, inNode.json.id));
+        // The next build gets a new thread.
+        const after = await postCsv(local, tenant.key, ds, contractsCsv(10), { wait: 0 });
+        expect(await buildNow(local, after.json.id, { tallyFeed: (limits) => starved.feed(limits) })).to.include({ outcome: 'active', readsIn: 'node' });
+      } finally {
+        await Promise.all([starved.close(), roomy.close()]);
         await local.stop();
       }
     });

@@ -8,7 +8,9 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { createBlobStore } from '../shared/blobs/createBlobStore.ts';
 import type { Config } from '../shared/platform/config.ts';
 import { createPool } from '../shared/platform/db.ts';
+import type { TallyLimits } from '../shared/ingest/tally.ts';
 import { type BuildSummary, buildVersionNow } from './jobs/versionBuild.ts';
+import { TallyThread } from './tallyThreads.ts';
 
 /** What the main thread hands the thread when it starts it. */
 export type BuildThreadData = { config: Config; databaseUrl: string };
@@ -31,6 +33,9 @@ const { config, databaseUrl } = workerData as BuildThreadData;
 // blob store's reads: a few connections, whatever DATABASE_POOL_SIZE the process has.
 const pool = createPool(databaseUrl, 4, 'dataset-service-worker-build');
 const blobs = await createBlobStore(config, pool);
+// The build's rows are counted into its metrics and catalog there, while this thread reads on.
+const tallyThread = new TallyThread(config.buildHeapMb);
+const tallyFeed = (limits?: TallyLimits) => tallyThread.feed(limits);
 
 let running: AbortController | undefined;
 
@@ -53,7 +58,7 @@ port.on('message', (message: ToBuildThread) => {
   }
   const controller = new AbortController();
   running = controller;
-  buildVersionNow(pool, blobs, config, message.versionId, controller.signal).then(
+  buildVersionNow(pool, blobs, config, message.versionId, controller.signal, { tallyFeed }).then(
     (summary) => port.postMessage({ type: 'built', summary } satisfies FromBuildThread),
     (error: unknown) => port.postMessage({ type: 'threw', error: thrown(error) } satisfies FromBuildThread),
   ).finally(() => {

@@ -12,7 +12,7 @@ import type { RowError } from '../contract/fields.ts';
 import { mapHeader, missingColumns, REQUIRED_COLUMNS, RowValidator } from './rowValidator.ts';
 import { CsvRecords, MAX_RECORD_BYTES } from './csvRecords.ts';
 import { readFileHead } from './fileHead.ts';
-import type { Tally } from './tally.ts';
+import type { TallyFeed } from './tallyFeed.ts';
 import { Utf8Text } from './utf8Text.ts';
 
 const DECODE_BYTES = 64 * 1024;
@@ -28,7 +28,7 @@ type ParseOptions = {
    * for before reading on; otherwise undefined. */
   reportsBehind?: () => Promise<void> | undefined;
   /** Counts the valid rows into the version's metrics and catalog. */
-  tally?: Tally;
+  tally?: TallyFeed;
   /** Rows seen and bytes read so far; called as the file streams. */
   progress?: (rows: number, bytes: number) => void;
   /** Aborts the parse (and the COPY it feeds). */
@@ -153,9 +153,12 @@ async function parse(options: ParseOptions, iterator: AsyncIterator<Buffer>): Pr
         }
         read(decoder.write(slice));
         yield* copy.take();
-        // A file of bad rows reports faster than its errors are stored: wait, so they do not pile up.
+        // A file of bad rows reports faster than its errors are stored, and a tally on a thread of
+        // its own may count slower than rows are read: wait, so that neither piles up.
         const behind = options.reportsBehind?.();
         if (behind) await behind;
+        const counting = options.tally?.flush();
+        if (counting) await counting;
       }
       options.progress?.(rows, bytes);
     }

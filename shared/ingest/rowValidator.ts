@@ -5,7 +5,8 @@
 import { CONTRACT_FIELDS, type FieldKind, type RowError, type RowErrorCode } from '../contract/fields.ts';
 import type { BinaryCopyWriter } from './binaryCopy.ts';
 import { dayNumber, isCalendarDate, monthNumber } from './calendar.ts';
-import type { Tally, TalliedRow } from './tally.ts';
+import type { TalliedRow } from './tallyBatch.ts';
+import type { TallyFeed } from './tallyFeed.ts';
 
 const FIELDS = CONTRACT_FIELDS;
 const FIELD_COUNT = FIELDS.length;
@@ -124,8 +125,8 @@ export class RowValidator {
   private readonly versionId: Buffer;
   private readonly report: (error: RowError) => void;
   private readonly copy: BinaryCopyWriter;
-  private readonly tally: Tally | undefined;
-  /** Reused for every row: the tally reads it at once. */
+  private readonly tally: TallyFeed | undefined;
+  /** Reused for every row: the tally's feed packs it at once. */
   private readonly read: TalliedRow = {
     contractId: null, customer: '', product: null, startDay: NaN, startMonth: 0, endDay: NaN, endMonth: 0, cents: NaN, currency: null,
   };
@@ -146,7 +147,7 @@ export class RowValidator {
     map: ColumnMap,
     width: number,
     versionId: string,
-    out: { report: (error: RowError) => void; copy: BinaryCopyWriter; tally?: Tally | undefined },
+    out: { report: (error: RowError) => void; copy: BinaryCopyWriter; tally?: TallyFeed | undefined },
   ) {
     this.map = map;
     this.width = width;

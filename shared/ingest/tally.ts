@@ -6,24 +6,32 @@
 // false and the build computes the figures in SQL instead (computeReads in
 // shared/domain/metricsAndCatalog.ts: the same numbers, slower).
 // Likewise for contractIds: 53-bit hashes show that no two rows share one, or the build asks SQL.
+// The rows come in batches (tallyBatch.ts), names as UTF-16 units: the tally may run on a thread
+// of its own, beside the build's (tallyFeed.ts).
 import { CONTRACT_FIELDS, FIELD_KINDS, type FieldName, GATING_FIELDS, type GatingFieldName } from '../contract/fields.ts';
 import { formatDay, formatMonthStart } from './calendar.ts';
+import { currencyCode } from './currencies.ts';
+import { type TallyBatch, ROW_FIELDS } from './tallyBatch.ts';
 import { CustomerRuns } from './customerRuns.ts';
-import { HashList, hash53, NumberSet } from './numberSet.ts';
+import { grown, NameTable } from './nameTable.ts';
+import { HashList, NumberSet } from './numberSet.ts';
 
 /**
  * What the tally may hold before it hands the work to SQL. Whoever makes a Tally may give others
  * (tests give lower ones); these are the defaults. setSlots bounds the contractId hashes and the
  * amounts of $335,544.32 and more (8 bytes each): 2^20, 8 MiB, keeps a file of a million
  * contractIds in Node and a worker far under its memory budget. customers: a million customers'
- * names are the biggest part of a tally that holds them (about 100 bytes each); their products
- * (the first 32 as bits) and runs of months take a few bytes each. pairs counts a customer's
- * products past the 32nd only.
+ * names are the biggest part of a tally that holds them; customerUnits bounds their UTF-16 units
+ * (two bytes each, outside the heap: 64 MiB, a million names of 32 characters); their slots,
+ * products (the first 32 as bits) and runs of months take a few bytes each. pairs counts a
+ * customer's products past the 32nd only; productUnits bounds the products' units likewise (16 MiB).
  */
-export type TallyLimits = { customers: number; products: number; pairs: number; runs: number; events: number; setSlots: number };
+export type TallyLimits = { customers: number; customerUnits: number; products: number; productUnits: number; pairs: number; runs: number; events: number; setSlots: number };
 export const DEFAULT_TALLY_LIMITS: Readonly<TallyLimits> = Object.freeze({
   customers: 1_000_000,
+  customerUnits: 32 * 1024 * 1024,
   products: 100_000,
+  productUnits: 8 * 1024 * 1024,
   pairs: 1_000_000,
   runs: 4_000_000,
   events: 1_000_000,
@@ -36,19 +44,6 @@ const DAY_SPAN = 3_652_425 + 366; // through 9999-12-31
 /** A contract's monthly value is amount × 30.4375 ÷ days = cents × 304375 ÷ days, in 10^-6 units. */
 const MONTHLY_PER_CENT = 304_375;
 const E7 = 10_000_000;
-
-/** A contract row as the validator read it: dates as day and month numbers, amount in cents. */
-export type TalliedRow = {
-  contractId: string | null;
-  customer: string;
-  product: string | null;
-  startDay: number; // NaN when absent
-  startMonth: number;
-  endDay: number;
-  endMonth: number;
-  cents: number; // NaN when absent
-  currency: string | null;
-};
 
 class DaySet {
   private readonly bits = new Uint32Array(Math.ceil(DAY_SPAN / 32));
@@ -100,8 +95,11 @@ export class Tally {
   private minCents = Infinity;
   private maxCents = -Infinity;
   private readonly amounts: NumberSet;
-  private readonly customers = new Map<string, number>();
-  private readonly products = new Map<string, { index: number; contracts: number; customers: number }>();
+  private readonly customers: NameTable;
+  private readonly products: NameTable;
+  /** Per product (by number): its rows, and its customers. */
+  private productContracts = new Int32Array(64);
+  private productCustomers = new Int32Array(64);
   /** Per customer: the first 32 products (by index) it has rows of, as bits. */
   private productBits = new Int32Array(1024);
   /** Per customer: the products past the 32nd it has rows of. */
@@ -120,23 +118,39 @@ export class Tally {
 
   constructor(limits: TallyLimits = DEFAULT_TALLY_LIMITS) {
     this.limits = { ...limits };
+    this.customers = new NameTable({ maxNames: limits.customers, maxUnits: limits.customerUnits });
+    this.products = new NameTable({ maxNames: limits.products, maxUnits: limits.productUnits });
     this.amounts = new NumberSet(limits.setSlots);
     this.ids = new HashList(limits.setSlots);
   }
 
-  /** Every stored row, valid or not: for the duplicate check. */
-  addContractId(contractId: string): void {
-    this.idCount++;
-    this.ids.add(hash53(contractId));
+  /** A batch of rows: the contractId hashes of every stored row, valid or not (for the duplicate check), and the valid rows. */
+  addBatch(batch: TallyBatch): void {
+    const { ids, rows, units } = batch;
+    for (let i = 0; i < batch.idCount; i++) this.ids.add(ids[i]!);
+    this.idCount += batch.idCount;
+    let unit = 0;
+    for (let at = 0, end = batch.rowCount * ROW_FIELDS; at < end; at += ROW_FIELDS) {
+      const customerUnits = rows[at + 7]!;
+      const productUnits = rows[at + 8]!;
+      this.total++;
+      if (this.complete) this.add(rows, at, units, unit, customerUnits, productUnits);
+      unit += customerUnits + Math.max(productUnits, 0);
+    }
   }
 
-  /** Stored rows with a contractId. */
-  get presentContractIds(): number {
-    return this.idCount;
+  /** What the build needs to know once every row is in (call once). */
+  end(): TallyEnd {
+    return {
+      complete: this.complete,
+      ...(this.gaveUpOn !== undefined && { gaveUpOn: this.gaveUpOn }),
+      presentContractIds: this.idCount,
+      contractIdsDistinct: this.contractIdsDistinct(),
+    };
   }
 
   /** Whether the rows' contractIds are known to be distinct (else SQL has to look). Call once. */
-  contractIdsDistinct(): boolean {
+  private contractIdsDistinct(): boolean {
     try {
       return !this.ids.full && !this.ids.hasRepeat();
     } catch {
@@ -151,22 +165,23 @@ export class Tally {
     this.ids.close();
   }
 
-  add(row: TalliedRow): void {
-    this.total++;
-    if (!this.complete) return;
-    if (row.contractId !== null) this.present.contractId++;
-    const customer = this.customerIndex(row.customer);
-    if (row.product !== null) {
+  /** The valid row at `at` of `rows` (ROW_FIELDS numbers), its customer's and product's units at `unit` of `units`. */
+  private add(rows: Float64Array, at: number, units: Uint16Array, unit: number, customerUnits: number, productUnits: number): void {
+    if (rows[at] === 1) this.present.contractId++;
+    const customer = this.customerIndex(units, unit, customerUnits);
+    if (productUnits >= 0) {
       this.present.product++;
-      this.addProduct(row.product, customer);
+      this.addProduct(units, unit + customerUnits, productUnits, customer);
     }
-    const hasStart = row.startDay === row.startDay;
-    const hasEnd = row.endDay === row.endDay;
-    const cents = row.cents;
+    const startDay = rows[at + 1]!;
+    const endDay = rows[at + 3]!;
+    const cents = rows[at + 5]!;
+    const hasStart = startDay === startDay;
+    const hasEnd = endDay === endDay;
     const hasAmount = cents === cents;
-    if (hasStart) this.startDays.add(row.startDay);
+    if (hasStart) this.startDays.add(startDay);
     else this.excluded.startDate++;
-    if (hasEnd) this.endDays.add(row.endDay);
+    if (hasEnd) this.endDays.add(endDay);
     else this.excluded.endDate++;
     if (hasAmount) {
       this.present.amount++;
@@ -178,13 +193,14 @@ export class Tally {
       if (cents > this.maxCents) this.maxCents = cents;
     }
     if (!hasAmount || cents === 0) this.excluded.amount++;
-    if (row.currency === null) {
+    const code = rows[at + 6]!;
+    if (code < 0) {
       this.excluded.currency++;
       return;
     }
     this.present.currency++;
-    const currency = this.currency(row.currency);
-    if (hasStart && hasEnd && hasAmount && cents > 0 && this.complete) this.addContract(row, currency, customer);
+    const currency = this.currency(code);
+    if (hasStart && hasEnd && hasAmount && cents > 0 && this.complete) this.addContract(currency, customer, startDay, rows[at + 2]!, endDay, rows[at + 4]!, cents);
   }
 
   /** Whether the tally holds every figure (else SQL computes them). */
@@ -197,81 +213,75 @@ export class Tally {
     // Let the collections go; SQL computes the figures.
     this.customers.clear();
     this.products.clear();
+    this.productContracts = new Int32Array(0);
+    this.productCustomers = new Int32Array(0);
     this.productBits = new Int32Array(0);
     this.moreProductsOf.clear();
     this.currencies.length = 0;
     this.runs.clear();
   }
 
-  private customerIndex(customer: string): number {
-    let index = this.customers.get(customer);
-    if (index === undefined) {
-      index = this.customers.size;
-      if (index >= this.limits.customers) {
-        this.giveUp('customers');
-        return 0;
-      }
-      // A copy: a sliced string would keep its whole chunk of the file alive.
-      this.customers.set(Buffer.from(customer, 'utf8').toString('utf8'), index);
-      if (index >= this.productBits.length) {
-        const grown = new Int32Array(this.productBits.length * 2);
-        grown.set(this.productBits);
-        this.productBits = grown;
-      }
+  private customerIndex(units: Uint16Array, start: number, length: number): number {
+    const index = this.customers.numberOf(units, start, length);
+    if (index < 0) {
+      this.giveUp('customers');
+      return 0;
+    }
+    if (index >= this.productBits.length) {
+      const grown = new Int32Array(this.productBits.length * 2);
+      grown.set(this.productBits);
+      this.productBits = grown;
     }
     return index;
   }
 
-  private addProduct(product: string, customer: number): void {
+  private addProduct(units: Uint16Array, start: number, length: number, customer: number): void {
     if (!this.complete) return;
-    let entry = this.products.get(product);
-    if (entry === undefined) {
-      if (this.products.size >= this.limits.products) return this.giveUp('products');
-      entry = { index: this.products.size, contracts: 0, customers: 0 };
-      this.products.set(Buffer.from(product, 'utf8').toString('utf8'), entry);
+    const index = this.products.numberOf(units, start, length);
+    if (index < 0) return this.giveUp('products');
+    if (index >= this.productContracts.length) {
+      this.productContracts = grown(this.productContracts, index + 1);
+      this.productCustomers = grown(this.productCustomers, index + 1);
     }
-    entry.contracts++;
-    if (entry.index < 32) {
-      const bit = 1 << entry.index;
+    this.productContracts[index]!++;
+    if (index < 32) {
+      const bit = 1 << index;
       if ((this.productBits[customer]! & bit) === 0) {
         this.productBits[customer]! |= bit;
-        entry.customers++;
+        this.productCustomers[index]!++;
       }
       return;
     }
     let more = this.moreProductsOf.get(customer);
     if (more === undefined) this.moreProductsOf.set(customer, (more = []));
-    if (!more.includes(entry.index)) {
-      more.push(entry.index);
-      entry.customers++;
+    if (!more.includes(index)) {
+      more.push(index);
+      this.productCustomers[index]!++;
       if (++this.pairs > this.limits.pairs) this.giveUp('customer products');
     }
   }
 
-  private currency(code: string): CurrencyTally {
-    const index = currencyIndex(code);
+  private currency(index: number): CurrencyTally {
     let c = this.currencies[index];
     if (c === undefined) {
-      c = { name: code, index, contracts: 0, cents: 0, customers: 0, firstMonth: Infinity, lastMonth: -Infinity, months: new Map() };
+      c = { name: currencyCode(index), index, contracts: 0, cents: 0, customers: 0, firstMonth: Infinity, lastMonth: -Infinity, months: new Map() };
       this.currencies[index] = c;
       this.currencyCount++;
     }
     return c;
   }
 
-  private addContract(row: TalliedRow, c: CurrencyTally, customer: number): void {
+  private addContract(c: CurrencyTally, customer: number, startDay: number, sm: number, endDay: number, em: number, cents: number): void {
     this.contributing++;
-    const sm = row.startMonth;
-    const em = row.endMonth;
     c.contracts++;
-    c.cents += row.cents;
+    c.cents += cents;
     if (!Number.isSafeInteger(c.cents)) return this.giveUp('a currency total too large for exact sums');
     if (sm < c.firstMonth) c.firstMonth = sm;
     if (em > c.lastMonth) c.lastMonth = em;
 
     // The monthly value, cents × 304375 ÷ days in 10^-6 units, to 20 decimals, rounded half-up.
-    const days = row.endDay - row.startDay + 1;
-    const n = row.cents * MONTHLY_PER_CENT;
+    const days = endDay - startDay + 1;
+    const n = cents * MONTHLY_PER_CENT;
     let v6 = Math.floor(n / days);
     const r1 = (n - v6 * days) * E7;
     let v13 = Math.floor(r1 / days);
@@ -328,9 +338,8 @@ export class Tally {
 
     const contributing = this.currencies.filter((c): c is CurrencyTally => c !== undefined && c.contracts > 0).sort((a, b) => byBytes(a.name, b.name));
     const currencies = contributing.map((c) => ({ currency: c.name, contracts: c.contracts, customers: c.customers, totalValue: cents(c.cents) }));
-    const products = [...this.products.entries()]
-      .sort(([a], [b]) => byBytes(a, b))
-      .map(([product, p]) => ({ product, contracts: p.contracts, customers: p.customers }));
+    const products = Array.from({ length: this.products.size }, (_, n) => ({ product: this.products.nameOf(n), contracts: this.productContracts[n]!, customers: this.productCustomers[n]! }))
+      .sort((a, b) => byBytes(a.product, b.product));
 
     // Each field's figures; min and max are shown for the kinds that have them (dates, decimals).
     const figures: Record<FieldName, { present: number; distinct: number; min?: string | null; max?: string | null }> = {
@@ -404,13 +413,15 @@ export class Tally {
 
 export type TallyResult = ReturnType<Tally['result']>;
 
+/**
+ * The tally once every row is in: whether it holds every figure (else SQL computes them, and
+ * gaveUpOn says what outgrew its limit), the stored rows with a contractId, and whether their
+ * hashes show them distinct (else SQL looks for duplicates).
+ */
+export type TallyEnd = { complete: boolean; gaveUpOn?: string; presentContractIds: number; contractIdsDistinct: boolean };
+
 function bump(map: Map<number, number>, key: number, by: number): void {
   map.set(key, (map.get(key) ?? 0) + by);
-}
-
-/** A currency code as a number (three letters A–Z, base 32), to index an array by it. */
-function currencyIndex(code: string): number {
-  return ((code.charCodeAt(0) & 31) << 10) | ((code.charCodeAt(1) & 31) << 5) | (code.charCodeAt(2) & 31);
 }
 
 /** Byte order of the UTF-8 text (PostgreSQL's C collation): code point order. */

@@ -18,7 +18,8 @@ import { Writable } from 'node:stream';
 import { parseContracts } from '../../shared/ingest/parseContracts.ts';
 import { CONTRACT_HEADER } from '../support/contracts.ts';
 import { realisticBlocks, realisticHeader } from '../support/realisticContracts.ts';
-import { Tally } from '../../shared/ingest/tally.ts';
+import { Tally, type TallyEnd } from '../../shared/ingest/tally.ts';
+import { LocalTallyFeed } from '../../shared/ingest/tallyFeed.ts';
 import { writeBlocks, writeContractFile } from './support.ts';
 
 const MiB = 1024 * 1024;
@@ -62,7 +63,7 @@ async function source(what: string, arg: string): Promise<AsyncIterable<Buffer>>
 }
 
 const [what = 'contracts', arg = '1000000'] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
-const tally = process.argv.includes('--tally') ? new Tally() : undefined;
+const tally = process.argv.includes('--tally') ? new LocalTallyFeed(new Tally()) : undefined;
 const input = await source(what, arg);
 const codes = new Map<string, number>();
 const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
@@ -74,7 +75,8 @@ const outcome = await parseContracts({
   ...(tally && { tally }),
   report: (e) => void codes.set(`${e.row}:${e.code}`, (codes.get(`${e.row}:${e.code}`) ?? 0) + 1),
 });
+const tallied: TallyEnd | undefined = await tally?.end();
 const ms = Math.round(performance.now() - started);
 const peak = Number(/VmHWM:\s+(\d+) kB/.exec(await readFile('/proc/self/status', 'utf8'))![1]) / 1024;
 const errors = [...codes].slice(0, 5).map(([k, n]) => (n > 1 ? `${k}×${n}` : k));
-console.log(JSON.stringify({ what, arg, tally: tally ? (tally.complete ? 'complete' : `gave up on ${tally.gaveUpOn}`) : 'off', ms, bytes: outcome.bytes, rows: outcome.rows, errors, errorKinds: codes.size, peakRssMiB: Math.round(peak) }));
+console.log(JSON.stringify({ what, arg, tally: tallied ? (tallied.complete ? 'complete' : `gave up on ${tallied.gaveUpOn}`) : 'off', ms, bytes: outcome.bytes, rows: outcome.rows, errors, errorKinds: codes.size, peakRssMiB: Math.round(peak) }));

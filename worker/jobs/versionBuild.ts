@@ -12,7 +12,8 @@ import { copyRowsIn } from '../../shared/domain/contractRows.ts';
 import { ErrorSpill, rejectedRowCount } from '../../shared/domain/versionErrors.ts';
 import { findDuplicates } from '../../shared/ingest/duplicates.ts';
 import { parseContracts } from '../../shared/ingest/parseContracts.ts';
-import { Tally, type TallyLimits } from '../../shared/ingest/tally.ts';
+import { Tally, type TallyEnd, type TallyLimits } from '../../shared/ingest/tally.ts';
+import { LocalTallyFeed, type TallyFeed } from '../../shared/ingest/tallyFeed.ts';
 import { computeReads, storeReads } from '../../shared/domain/metricsAndCatalog.ts';
 import {
   activateVersion,
@@ -51,6 +52,8 @@ export type BuildSummary = {
 export type BuildOptions = {
   /** What the tally may hold before the reads are computed in SQL (default: DEFAULT_TALLY_LIMITS). */
   tallyLimits?: TallyLimits;
+  /** Where the rows are counted: by default in the build's own thread (a build thread hands its tally thread's feed). */
+  tallyFeed?: (limits?: TallyLimits) => TallyFeed;
 };
 
 /** Builds the version unless it is already finished (a retry after a commit). */
@@ -100,7 +103,9 @@ async function build(pool: Pool, blobs: BlobStore, views: Views, version: Builda
   let outcome: 'active' | 'failed' | 'superseded';
   let rowCount = 0;
   // Metrics and catalog, counted as the rows stream to COPY.
-  const tally = new Tally(options.tallyLimits);
+  const tally = options.tallyFeed?.(options.tallyLimits) ?? new LocalTallyFeed(new Tally(options.tallyLimits));
+  let tallied: TallyEnd | undefined;
+  let readsInNode = false;
 
   const client = await pool.connect();
   // When this attempt loses its job (a stopping worker hands it back), whatever statement the
@@ -128,9 +133,10 @@ async function build(pool: Pool, blobs: BlobStore, views: Views, version: Builda
     });
     seen = { rows: parsed.rows, bytes: parsed.bytes };
     phase.end('copyMs');
+    tallied = await tally.end();
     // Distinct hashes prove distinct contractIds; otherwise SQL finds the duplicates (if any).
-    const distinctContractIds = tally.contractIdsDistinct()
-      ? tally.presentContractIds
+    const distinctContractIds = tallied.contractIdsDistinct
+      ? tallied.presentContractIds
       : await findDuplicates(client, versionId, (error) => spill.add(error));
     await spill.flush();
     phase.end('checkMs');
@@ -138,8 +144,10 @@ async function build(pool: Pool, blobs: BlobStore, views: Views, version: Builda
     if (spill.count > 0) {
       outcome = 'failed';
     } else {
-      const reads = tally.complete
-        ? await storeReads(client, versionId, tally.result(distinctContractIds))
+      const figures = tallied.complete ? await tally.result(distinctContractIds) : undefined;
+      readsInNode = figures !== undefined;
+      const reads = figures
+        ? await storeReads(client, versionId, figures)
         : await computeReads(client, versionId, { distinctContractIds });
       rowCount = reads.rowCount;
       phase.end('readsMs');
@@ -177,8 +185,8 @@ async function build(pool: Pool, blobs: BlobStore, views: Views, version: Builda
     rowCount,
     rows: seen.rows,
     errors: spill.count,
-    readsIn: tally.complete ? 'node' : 'sql',
-    ...(tally.gaveUpOn && { tallyGaveUpOn: tally.gaveUpOn }),
+    readsIn: readsInNode ? 'node' : 'sql',
+    ...(tallied?.gaveUpOn !== undefined && { tallyGaveUpOn: tallied.gaveUpOn }),
     timings: phase.timings,
   };
 }

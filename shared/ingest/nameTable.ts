@@ -1,0 +1,123 @@
+// Distinct names (the tally's customers, its products), each numbered 0, 1, 2, … in order of first
+// sight, looked up by their UTF-16 units as the tally's batches carry them (tallyBatch.ts): open
+// addressing over 32-bit hashes, with the names' units kept end to end in one typed array. No
+// string is made for a lookup, and a lookup reads one slot, then the name's units only when the
+// hashes agree. (A Map<string, number> read its bucket, its entry and the key string, wherever the
+// heap had put it: about three cache misses a row on a file of tens of thousands of customers in
+// any order.) The units take two bytes each, outside the V8 heap: `maxUnits` bounds them, and
+// past it, or past `maxNames`, the table is full and lets everything go (whoever uses it gives the
+// work to SQL).
+
+const EMPTY = 0;
+const MIN_SLOTS = 1 << 10;
+const MAX_LOAD = 0.6;
+
+export class NameTable {
+  private readonly maxNames: number;
+  private readonly maxUnits: number;
+  /** Per slot: the name's hash, then its number + 1 (EMPTY: a free slot). */
+  private slots = new Int32Array(2 * MIN_SLOTS);
+  private slotMask = MIN_SLOTS - 1;
+  /** Per number n: where its units start in `units`; its end is where n + 1 starts. */
+  private starts = new Int32Array(1024);
+  private units = new Uint16Array(16 * 1024);
+  private unitCount = 0;
+  /** Distinct names held. */
+  size = 0;
+  /** A name could not be added: there are more than the limits allow. */
+  full = false;
+
+  constructor(limits: { maxNames: number; maxUnits: number }) {
+    this.maxNames = limits.maxNames;
+    this.maxUnits = limits.maxUnits;
+  }
+
+  /** The number of the name in `units` [start, start + length), added if new; -1 once the table is full. */
+  numberOf(units: Uint16Array, start: number, length: number): number {
+    if (this.full) return -1;
+    // FNV-1a over the units, then murmur3's finaliser to spread the low bits.
+    let hash = 0x811c9dc5;
+    for (let i = start, end = start + length; i < end; i++) hash = Math.imul(hash ^ units[i]!, 0x01000193);
+    hash = Math.imul(hash ^ (hash >>> 16), 0x85ebca6b);
+    hash = Math.imul(hash ^ (hash >>> 13), 0xc2b2ae35);
+    hash ^= hash >>> 16;
+    const slots = this.slots;
+    const mask = this.slotMask;
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+      const held = slots[2 * slot + 1]!;
+      if (held === EMPTY) return this.add(units, start, length, hash, slot);
+      if (slots[2 * slot] === hash && this.holds(held - 1, units, start, length)) return held - 1;
+    }
+  }
+
+  /** Name number n, as a string. */
+  nameOf(n: number): string {
+    let name = '';
+    for (let i = this.starts[n]!, end = this.starts[n + 1]!; i < end; i += 1024) {
+      name += String.fromCharCode(...this.units.subarray(i, Math.min(end, i + 1024)));
+    }
+    return name;
+  }
+
+  /** Lets the arrays go; the table is full from now on. */
+  clear(): void {
+    this.slots = new Int32Array(0);
+    this.starts = new Int32Array(0);
+    this.units = new Uint16Array(0);
+    this.unitCount = 0;
+    this.full = true;
+  }
+
+  private holds(n: number, units: Uint16Array, start: number, length: number): boolean {
+    const at = this.starts[n]!;
+    if (this.starts[n + 1]! - at !== length) return false;
+    const held = this.units;
+    for (let i = 0; i < length; i++) if (held[at + i] !== units[start + i]) return false;
+    return true;
+  }
+
+  private add(units: Uint16Array, start: number, length: number, hash: number, slot: number): number {
+    const n = this.size;
+    const end = this.unitCount + length;
+    if (n >= this.maxNames || end > this.maxUnits) {
+      this.clear();
+      return -1;
+    }
+    if (end > this.units.length) this.units = grown(this.units, end);
+    this.units.set(units.subarray(start, start + length), this.unitCount);
+    this.unitCount = end;
+    if (n + 2 > this.starts.length) this.starts = grown(this.starts, n + 2);
+    this.starts[n + 1] = end;
+    this.slots[2 * slot] = hash;
+    this.slots[2 * slot + 1] = n + 1;
+    this.size = n + 1;
+    if (this.size > (this.slotMask + 1) * MAX_LOAD) this.rehash();
+    return n;
+  }
+
+  /** Twice the slots, each name placed again by the hash it holds. */
+  private rehash(): void {
+    const old = this.slots;
+    const count = 2 * (this.slotMask + 1);
+    const mask = count - 1;
+    const slots = new Int32Array(2 * count);
+    for (let i = 0; i < old.length; i += 2) {
+      if (old[i + 1] === EMPTY) continue;
+      let slot = old[i]! & mask;
+      while (slots[2 * slot + 1] !== EMPTY) slot = (slot + 1) & mask;
+      slots[2 * slot] = old[i]!;
+      slots[2 * slot + 1] = old[i + 1]!;
+    }
+    this.slots = slots;
+    this.slotMask = mask;
+  }
+}
+
+/** A copy half as long again (at least `atLeast`): doubling would waste up to half of tens of MiB. */
+export function grown<T extends Int32Array<ArrayBuffer> | Uint16Array<ArrayBuffer> | Float64Array<ArrayBuffer>>(array: T, atLeast: number): T {
+  let length = Math.max(Math.ceil(array.length * 1.5), 16);
+  while (length < atLeast) length = Math.ceil(length * 1.5);
+  const bigger = new (array.constructor as new (length: number) => T)(length);
+  bigger.set(array);
+  return bigger;
+}

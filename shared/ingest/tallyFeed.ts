@@ -1,0 +1,58 @@
+// How a build hands its rows to the tally: a TallyFeed takes them row by row (the validator's
+// calls), in batches (tallyBatch.ts), and answers at the end. LocalTallyFeed counts each batch at
+// once, in the build's own thread; the worker's build threads hand theirs to a tally thread
+// (worker/tallyThread.ts), which counts while the build reads on.
+import { type Tally, type TallyEnd, type TallyResult } from './tally.ts';
+import { type TalliedRow, TallyBatchWriter } from './tallyBatch.ts';
+
+export interface TallyFeed {
+  /** A stored row's contractId, valid or not (for the duplicate check). */
+  addContractId(contractId: string): void;
+  /** A valid row. */
+  add(row: TalliedRow): void;
+  /** Hands over the rows added so far; a promise to wait for while the tally is behind, else undefined. */
+  flush(): Promise<void> | undefined;
+  /** Every row is in: what the build needs to know (once). */
+  end(): Promise<TallyEnd>;
+  /** The figures (after end(), when it said complete); undefined if they could not be had after all (SQL computes them). */
+  result(distinctContractIds: number): Promise<TallyResult | undefined>;
+  /** Lets go of what the tally holds. */
+  close(): void;
+}
+
+export class LocalTallyFeed implements TallyFeed {
+  private readonly tally: Tally;
+  private readonly writer = new TallyBatchWriter();
+
+  constructor(tally: Tally) {
+    this.tally = tally;
+  }
+
+  addContractId(contractId: string): void {
+    this.writer.addContractId(contractId);
+  }
+
+  add(row: TalliedRow): void {
+    this.writer.add(row);
+  }
+
+  flush(): undefined {
+    if (this.writer.empty) return;
+    const batch = this.writer.batch;
+    this.tally.addBatch(batch);
+    this.writer.take(batch);
+  }
+
+  end(): Promise<TallyEnd> {
+    this.flush();
+    return Promise.resolve(this.tally.end());
+  }
+
+  result(distinctContractIds: number): Promise<TallyResult | undefined> {
+    return Promise.resolve(this.tally.result(distinctContractIds));
+  }
+
+  close(): void {
+    this.tally.close();
+  }
+}

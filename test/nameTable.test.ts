@@ -1,0 +1,53 @@
+// The tally's name table (shared/ingest/nameTable.ts) against the plainest model, a Map: the same
+// numbers in the same order for any names (surrogates, the empty name, names longer than a
+// String.fromCharCode call takes), the names read back, and the limits.
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { NameTable } from '../shared/ingest/nameTable.ts';
+
+/** Every UTF-16 unit of `name`, lone surrogates too (Array.from would iterate by code point). */
+const units = (name: string) => Uint16Array.from({ length: name.length }, (_, i) => name.charCodeAt(i));
+
+describe('name table', () => {
+  it('when names come in any order, then each gets the number a Map of first sightings gives, and reads back the same', () => {
+    // Few distinct names, so that most lookups find one; any UTF-16 units, the empty name too.
+    const name = fc.oneof(fc.constantFrom('', 'Acme', 'Acme ', 'Müller GmbH', '東京海上', 'a'.repeat(2500)), fc.string({ unit: 'binary', maxLength: 12 }));
+    fc.assert(
+      fc.property(fc.array(name, { maxLength: 300 }), (names: string[]) => {
+        const table = new NameTable({ maxNames: 1_000, maxUnits: 1_000_000 });
+        const model = new Map<string, number>();
+        for (const n of names) {
+          if (!model.has(n)) model.set(n, model.size);
+          // In the middle of a longer array, as in a batch.
+          const padded = new Uint16Array(n.length + 4);
+          padded.set(units(n), 2);
+          expect(table.numberOf(padded, 2, n.length)).to.equal(model.get(n));
+        }
+        expect(table.size).to.equal(model.size);
+        for (const [n, number] of model) expect(table.nameOf(number)).to.equal(n);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('when there are more names than it may hold, or more units, then it is full and answers -1 from then on', () => {
+    const byCount = new NameTable({ maxNames: 2, maxUnits: 1_000 });
+    expect([byCount.numberOf(units('a'), 0, 1), byCount.numberOf(units('b'), 0, 1), byCount.numberOf(units('a'), 0, 1)]).to.deep.equal([0, 1, 0]);
+    expect(byCount.numberOf(units('c'), 0, 1)).to.equal(-1);
+    expect(byCount.full).to.equal(true);
+    expect(byCount.numberOf(units('a'), 0, 1)).to.equal(-1);
+
+    const byUnits = new NameTable({ maxNames: 100, maxUnits: 5 });
+    expect(byUnits.numberOf(units('abc'), 0, 3)).to.equal(0);
+    expect(byUnits.numberOf(units('de'), 0, 2)).to.equal(1);
+    expect(byUnits.numberOf(units('f'), 0, 1)).to.equal(-1);
+  });
+
+  it('when it holds 100,000 names, then each still finds its own (the slots grew many times)', () => {
+    const table = new NameTable({ maxNames: 1_000_000, maxUnits: 10_000_000 });
+    const name = (i: number) => units(`Customer ${i}`);
+    for (let i = 0; i < 100_000; i++) table.numberOf(name(i), 0, name(i).length);
+    for (let i = 0; i < 100_000; i += 997) expect(table.numberOf(name(i), 0, name(i).length)).to.equal(i);
+    expect(table.size).to.equal(100_000);
+  });
+});

@@ -1,0 +1,73 @@
+// The tally's thread (node:worker_threads), started by a build thread (worker/tallyThreads.ts): it
+// counts a build's rows into its metrics and catalog (shared/ingest/tally.ts) while the build
+// thread reads, validates and COPYs the next ones. The rows come in batches whose buffers are
+// transferred, and go back the same way to be filled again. One build at a time: each starts
+// with `start`, and every message names its build, so that what is left of a stopped one is
+// told apart. Its heap is capped like a build thread's; if it ends, the build computes the
+// figures in SQL.
+import { parentPort } from 'node:worker_threads';
+import { Tally, type TallyEnd, type TallyLimits, type TallyResult } from '../shared/ingest/tally.ts';
+import { buffersOf, type TallyBatch } from '../shared/ingest/tallyBatch.ts';
+
+/** Build thread → tally thread. */
+export type ToTallyThread =
+  | { type: 'start'; build: number; limits?: TallyLimits }
+  | { type: 'batch'; build: number; batch: TallyBatch }
+  | { type: 'end'; build: number }
+  | { type: 'result'; build: number; distinctContractIds: number }
+  | { type: 'close'; build: number };
+
+/** Tally thread → build thread. */
+export type FromTallyThread =
+  | { type: 'batch'; build: number; batch: TallyBatch }
+  | { type: 'ended'; build: number; end: TallyEnd }
+  | { type: 'result'; build: number; result: TallyResult | undefined };
+
+const port = parentPort!;
+let build = -1;
+let tally: Tally | undefined;
+/** An error in counting this build's rows: the figures go to SQL. */
+let failed: string | undefined;
+
+const answer = (message: FromTallyThread, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
+
+port.on('message', (message: ToTallyThread) => {
+  if (message.type === 'start') {
+    tally?.close();
+    build = message.build;
+    tally = new Tally(message.limits);
+    failed = undefined;
+    return;
+  }
+  if (message.build !== build || !tally) return; // a stopped build's
+  switch (message.type) {
+    case 'batch':
+      try {
+        if (failed === undefined) tally.addBatch(message.batch);
+      } catch (error) {
+        failed = `an error in the tally: ${(error as Error).message}`;
+      }
+      return answer({ type: 'batch', build, batch: message.batch }, buffersOf(message.batch));
+    case 'end': {
+      let end: TallyEnd;
+      try {
+        end = failed === undefined ? tally.end() : { complete: false, gaveUpOn: failed, presentContractIds: 0, contractIdsDistinct: false };
+      } catch (error) {
+        end = { complete: false, gaveUpOn: `an error in the tally: ${(error as Error).message}`, presentContractIds: 0, contractIdsDistinct: false };
+      }
+      return answer({ type: 'ended', build, end });
+    }
+    case 'result': {
+      let result: TallyResult | undefined;
+      try {
+        result = tally.result(message.distinctContractIds);
+      } catch {
+        result = undefined; // computed in SQL instead
+      }
+      return answer({ type: 'result', build, result });
+    }
+    case 'close':
+      tally.close();
+      tally = undefined;
+  }
+});

@@ -1,0 +1,180 @@
+// A build thread's tally thread (worker/tallyThread.ts), started with it and kept warm, and the
+// feed that hands it a build's rows. The build thread fills a batch while the tally thread counts
+// the one before; three batches go round, so a tally that counts slower than the rows are read
+// holds the build back (parseContracts waits on flush) rather than letting batches pile up.
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { TallyEnd, TallyLimits, TallyResult } from '../shared/ingest/tally.ts';
+import { buffersOf, emptyBatch, type TallyBatch, TallyBatchWriter, type TalliedRow } from '../shared/ingest/tallyBatch.ts';
+import type { TallyFeed } from '../shared/ingest/tallyFeed.ts';
+import type { FromTallyThread, ToTallyThread } from './tallyThread.ts';
+
+const ENTRY = new URL(`./tallyThread${extname(fileURLToPath(import.meta.url))}`, import.meta.url);
+/** The tally allocates little but its own arrays: a small young generation (three semi-spaces of 2 MiB). */
+const YOUNG_GENERATION_MB = 6;
+/** Batches going round between the build thread and the tally thread. */
+const BATCHES = 3;
+/** A batch goes once it holds this many rows: a message per 64 KiB of the file cost the build thread 0.3 s of 5 in posting alone. */
+const BATCH_ROWS = 8192;
+
+export class TallyThread {
+  private readonly heapMb: number;
+  private worker: Worker | undefined;
+  private build = 0;
+  private feeding: ThreadFeed | undefined;
+
+  /** `heapMb`: the thread's old generation (a build thread's BUILD_HEAP_MB). */
+  constructor(heapMb: number) {
+    this.heapMb = heapMb;
+  }
+
+  /** A feed for a new build (the previous one is over, or given up). */
+  feed(limits?: TallyLimits): TallyFeed {
+    this.feeding?.lose('the next build started');
+    const worker = this.worker ?? this.spawn();
+    const build = ++this.build;
+    const feed = new ThreadFeed(build, (message, transfer) => worker.postMessage(message, transfer ?? []), () => worker.unref());
+    // While a build is fed, the thread keeps the process up (it waits on the thread's answers); idle, it does not.
+    worker.ref();
+    this.feeding = feed;
+    this.post({ type: 'start', build, ...(limits && { limits }) });
+    return feed;
+  }
+
+  /** Ends the thread. */
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.worker = undefined;
+    this.feeding?.lose('the build thread is closing');
+    await worker?.terminate();
+  }
+
+  private post(message: ToTallyThread): void {
+    this.worker?.postMessage(message);
+  }
+
+  private spawn(): Worker {
+    const worker = new Worker(ENTRY, { resourceLimits: { maxOldGenerationSizeMb: this.heapMb, maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } });
+    worker.unref();
+    worker.on('message', (message: FromTallyThread) => {
+      if (this.feeding?.build === message.build) this.feeding.receive(message);
+    });
+    worker.on('error', () => {}); // told by 'exit'
+    worker.once('exit', () => {
+      if (this.worker === worker) this.worker = undefined; // the next build starts another
+      this.feeding?.lose('its thread ended (out of memory?)');
+    });
+    this.worker = worker;
+    return worker;
+  }
+}
+
+type Post = (message: ToTallyThread, transfer?: ArrayBuffer[]) => void;
+
+class ThreadFeed implements TallyFeed {
+  readonly build: number;
+  private readonly post: Post;
+  private readonly done: () => void;
+  private readonly writer = new TallyBatchWriter();
+  private readonly free: TallyBatch[] = Array.from({ length: BATCHES - 1 }, emptyBatch);
+  /** Why the tally thread can no longer count this build's rows (then SQL computes the figures). */
+  private lost: string | undefined;
+  private waitingForBatch: (() => void) | undefined;
+  private waitingForEnd: ((end: TallyEnd) => void) | undefined;
+  private waitingForResult: ((result: TallyResult | undefined) => void) | undefined;
+
+  constructor(build: number, post: Post, done: () => void) {
+    this.build = build;
+    this.post = post;
+    this.done = done;
+  }
+
+  addContractId(contractId: string): void {
+    if (this.lost === undefined) this.writer.addContractId(contractId);
+  }
+
+  add(row: TalliedRow): void {
+    if (this.lost === undefined) this.writer.add(row);
+  }
+
+  flush(): Promise<void> | undefined {
+    if (this.lost !== undefined || this.writer.size < BATCH_ROWS) return undefined;
+    this.send();
+    const next = this.free.pop();
+    if (next) {
+      this.writer.take(next);
+      return undefined;
+    }
+    // Every batch is with the tally thread: wait for one to come back.
+    return new Promise((resolve) => {
+      this.waitingForBatch = () => {
+        this.writer.take(this.free.pop() ?? emptyBatch());
+        resolve();
+      };
+    });
+  }
+
+  end(): Promise<TallyEnd> {
+    if (this.lost === undefined && !this.writer.empty) this.send();
+    if (this.lost !== undefined) return Promise.resolve(this.lostEnd());
+    return new Promise((resolve) => {
+      this.waitingForEnd = resolve;
+      this.post({ type: 'end', build: this.build });
+    });
+  }
+
+  result(distinctContractIds: number): Promise<TallyResult | undefined> {
+    if (this.lost !== undefined) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      this.waitingForResult = resolve;
+      this.post({ type: 'result', build: this.build, distinctContractIds });
+    });
+  }
+
+  close(): void {
+    if (this.lost === undefined) this.post({ type: 'close', build: this.build });
+    this.lose('closed');
+  }
+
+  receive(message: FromTallyThread): void {
+    if (message.type === 'batch') {
+      this.free.push(message.batch);
+      const waiting = this.waitingForBatch;
+      this.waitingForBatch = undefined;
+      waiting?.();
+    } else if (message.type === 'ended') {
+      const waiting = this.waitingForEnd;
+      this.waitingForEnd = undefined;
+      waiting?.(message.end);
+    } else {
+      const waiting = this.waitingForResult;
+      this.waitingForResult = undefined;
+      waiting?.(message.result);
+    }
+  }
+
+  /** The tally thread will not answer for this build: whoever waits goes on, and SQL computes the figures. */
+  lose(why: string): void {
+    if (this.lost !== undefined) return;
+    this.lost = why;
+    this.done();
+    const batch = this.waitingForBatch;
+    const end = this.waitingForEnd;
+    const result = this.waitingForResult;
+    this.waitingForBatch = this.waitingForEnd = this.waitingForResult = undefined;
+    batch?.();
+    end?.(this.lostEnd());
+    result?.(undefined);
+  }
+
+  private lostEnd(): TallyEnd {
+    return { complete: false, gaveUpOn: `the tally thread: ${this.lost}`, presentContractIds: 0, contractIdsDistinct: false };
+  }
+
+  /** Hands the batch filled so far to the tally thread (its buffers go with it). */
+  private send(): void {
+    const batch = this.writer.batch;
+    this.post({ type: 'batch', build: this.build, batch }, buffersOf(batch));
+  }
+}
