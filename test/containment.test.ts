@@ -11,11 +11,15 @@ import { type TestService, useService } from './support/service.ts';
 
 const SMALL = `${HEADER}\nc1,Acme,Widget,2024-01-01,2024-12-31,1200.00,EUR\n`;
 
-/** A file whose build holds a lot in memory: every row a customer of its own, with a long name. */
-function manyCustomers(rows: number): string {
+/**
+ * A file whose build thread holds a lot in memory: every row a product of its own, with a long
+ * name. The tally counts them on its own thread; the build thread holds the catalog it hands back
+ * (every product, with its figures) while storing it.
+ */
+function manyProducts(rows: number): string {
   const lines = [HEADER];
   const pad = 'x'.repeat(150);
-  for (let i = 0; i < rows; i++) lines.push(`c${i},Customer ${i} ${pad},Widget,2024-01-01,2024-12-31,100.00,EUR`);
+  for (let i = 0; i < rows; i++) lines.push(`c${i},Acme,Product ${i} ${pad},2024-01-01,2024-12-31,100.00,EUR`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -29,14 +33,14 @@ describe('a build that cannot finish', function () {
   this.timeout(120_000);
 
   describe('when its build thread runs out of memory', () => {
-    // A heap a thread starts in, but too small for a build that tallies 60,000 long customer names.
+    // A heap a thread starts in, but too small for the catalog of 40,000 long product names.
     // On the PostgreSQL store whatever the run's: a thread this small cannot even load the S3 client.
     const svc = useService({ env: { BUILD_HEAP_MB: '20', BLOB_STORE: 'postgres' } });
 
     it('then the version fails at once with 413 and its problem, the worker stays up and another account is built right after', async () => {
       const big = await svc.tenant();
       const ds = await newDataset(svc, big.key);
-      const failed = await postCsv(svc, big.key, ds, manyCustomers(60_000), { wait: 60 });
+      const failed = await postCsv(svc, big.key, ds, manyProducts(40_000), { wait: 60 });
       expect(failed.status, failed.text).to.equal(413);
       expect(failed.headers.get('content-type')).to.match(/^application\/problem\+json/);
       expect(failed.json).to.include({ type: `${svc.config.errorsBase}/payload-too-large`, status: 413 });

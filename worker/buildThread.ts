@@ -34,7 +34,7 @@ const { config, databaseUrl } = workerData as BuildThreadData;
 const pool = createPool(databaseUrl, 4, 'dataset-service-worker-build');
 const blobs = await createBlobStore(config, pool);
 // The build's rows are counted into its metrics and catalog there, while this thread reads on.
-const tallyThread = new TallyThread(config.buildHeapMb);
+const tallyThread = new TallyThread(config.tallyHeapMb);
 const tallyFeed = (limits?: TallyLimits) => tallyThread.feed(limits);
 
 let running: AbortController | undefined;

@@ -24,7 +24,7 @@ export class TallyThread {
   private build = 0;
   private feeding: ThreadFeed | undefined;
 
-  /** `heapMb`: the thread's old generation (a build thread's BUILD_HEAP_MB). */
+  /** `heapMb`: the thread's old generation (TALLY_HEAP_MB). */
   constructor(heapMb: number) {
     this.heapMb = heapMb;
   }

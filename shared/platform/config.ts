@@ -18,6 +18,7 @@ const EnvSchema = z.object({
   MAX_UPLOAD_BYTES: z.coerce.number().int().min(1).default(2 * 1024 ** 3),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
   BUILD_HEAP_MB: z.coerce.number().int().min(16).max(16_384).default(192),
+  TALLY_HEAP_MB: z.coerce.number().int().min(16).max(16_384).default(192),
   BLOB_STORE: z.enum(['postgres', 's3']).default('postgres'),
   S3_BUCKET: z.string().min(3).max(63).optional(),
   S3_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
@@ -69,10 +70,16 @@ export type Config = {
   workerConcurrency: number;
   /**
    * The old-generation heap of each build thread, in MiB: a build that needs more ends failed,
-   * its worker process and the other builds go on. The default leaves room for the tally at its
-   * caps (~155 MiB, shared/ingest/tally.ts).
+   * its worker process and the other builds go on. A build holds little that grows with its file
+   * (the tally is on a thread of its own); the largest is the tally's figures, handed over at the end.
    */
   buildHeapMb: number;
+  /**
+   * The old-generation heap of each build thread's tally thread, in MiB: a tally that needs more
+   * ends, and that build computes its figures in SQL. The default leaves room for the tally at its
+   * caps (shared/ingest/tally.ts).
+   */
+  tallyHeapMb: number;
   blobStore: { kind: 'postgres' } | S3Settings;
   /** Behind a TLS-terminating proxy: honour X-Forwarded-Proto/-Host/-For. */
   trustProxy: boolean;
@@ -129,6 +136,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxUploadBytes: e.MAX_UPLOAD_BYTES,
     workerConcurrency: e.WORKER_CONCURRENCY,
     buildHeapMb: e.BUILD_HEAP_MB,
+    tallyHeapMb: e.TALLY_HEAP_MB,
     blobStore:
       e.BLOB_STORE === 's3'
         ? {
