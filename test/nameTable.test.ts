@@ -30,6 +30,49 @@ describe('name table', () => {
     );
   });
 
+  it('when names come in batches (some rows without one), then numbersOf gives what numberOf would, the slots growing mid-batch too', () => {
+    const name = fc.oneof(fc.constantFrom('', 'Acme', 'Müller GmbH', '東京海上'), fc.string({ unit: 'binary', maxLength: 8 }), fc.nat(3000).map((i) => `Customer ${i}`));
+    const row = fc.option(name, { nil: null });
+    fc.assert(
+      fc.property(fc.array(fc.array(row, { maxLength: 1500 }), { maxLength: 4 }), (batches: (string | null)[][]) => {
+        const table = new NameTable({ maxNames: 100_000, maxUnits: 1_000_000 });
+        const model = new Map<string, number>();
+        for (const batch of batches) {
+          // As a tally batch lays them out: ROW_FIELDS numbers a row, the length at 7 (-1: none), units end to end.
+          const stride = 9;
+          const lengths = new Float64Array(batch.length * stride);
+          const starts = new Int32Array(batch.length);
+          const all = units(batch.map((n) => n ?? '').join(''));
+          let at = 0;
+          batch.forEach((n, i) => {
+            lengths[i * stride + 7] = n === null ? -1 : n.length;
+            starts[i] = at;
+            at += n?.length ?? 0;
+          });
+          const out = new Int32Array(batch.length);
+          expect(table.numbersOf(all, starts, lengths, stride, 7, batch.length, out)).to.equal(true);
+          const expected = batch.map((n) => {
+            if (n === null) return -1;
+            if (!model.has(n)) model.set(n, model.size);
+            return model.get(n)!;
+          });
+          expect([...out]).to.deep.equal(expected);
+        }
+        expect(table.size).to.equal(model.size);
+      }),
+      { numRuns: 200 },
+    );
+    // One batch that fills the first slots several times over (fast-check's arrays stay short).
+    const table = new NameTable({ maxNames: 100_000, maxUnits: 1_000_000 });
+    const names = Array.from({ length: 5000 }, (_, i) => `Customer ${i % 3000}`);
+    const lengths = Float64Array.from(names, (n) => n.length);
+    const starts = new Int32Array(names.length);
+    names.reduce((at, n, i) => ((starts[i] = at), at + n.length), 0);
+    const out = new Int32Array(names.length);
+    expect(table.numbersOf(units(names.join('')), starts, lengths, 1, 0, names.length, out)).to.equal(true);
+    expect([...out]).to.deep.equal(names.map((_, i) => i % 3000));
+  });
+
   it('when there are more names than it may hold, or more units, then it is full and answers -1 from then on', () => {
     const byCount = new NameTable({ maxNames: 2, maxUnits: 1_000 });
     expect([byCount.numberOf(units('a'), 0, 1), byCount.numberOf(units('b'), 0, 1), byCount.numberOf(units('a'), 0, 1)]).to.deep.equal([0, 1, 0]);

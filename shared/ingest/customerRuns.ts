@@ -75,6 +75,34 @@ export class CustomerRuns {
     return false;
   }
 
+  /**
+   * Reads, for each of `count` customers, what add() will read first (its first entry and that
+   * entry's first run), in passes light enough that the processor has many of these reads under
+   * way at once: add() itself, a chain of dependent reads per contract, then finds them in the cache.
+   */
+  touch(customers: Int32Array, count: number): void {
+    const { heads, entries, nodes } = this;
+    let touched = 0;
+    for (let i = 0; i < count; i++) {
+      const customer = customers[i]!;
+      if (customer < heads.length) touched ^= heads[customer]!;
+    }
+    for (let i = 0; i < count; i++) {
+      const customer = customers[i]!;
+      const entry = customer < heads.length ? heads[customer]! : NONE;
+      if (entry !== NONE) touched ^= entries[entry + 2]!;
+    }
+    for (let i = 0; i < count; i++) {
+      const customer = customers[i]!;
+      const entry = customer < heads.length ? heads[customer]! : NONE;
+      if (entry !== NONE) touched ^= nodes[entries[entry + 2]! + 2]! | 0;
+    }
+    this.touched = touched;
+  }
+
+  /** What touch() read, kept so that the reads are not optimized away. */
+  touched = 0;
+
   /** Every (customer, currency) entry's runs, in order: `visit(currency, start, end, first)` per run. */
   forEachRun(visit: (currency: number, start: number, end: number, first: boolean) => void): void {
     for (let entry = 0; entry < this.entryCount; entry += ENTRY_INTS) {

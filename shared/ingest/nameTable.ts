@@ -12,6 +12,15 @@ const EMPTY = 0;
 const MIN_SLOTS = 1 << 10;
 const MAX_LOAD = 0.6;
 
+/** 32 bits of a name's units: FNV-1a, then murmur3's finaliser to spread the low bits. */
+function hashOf(units: Uint16Array, start: number, length: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = start, end = start + length; i < end; i++) hash = Math.imul(hash ^ units[i]!, 0x01000193);
+  hash = Math.imul(hash ^ (hash >>> 16), 0x85ebca6b);
+  hash = Math.imul(hash ^ (hash >>> 13), 0xc2b2ae35);
+  return hash ^ (hash >>> 16);
+}
+
 export class NameTable {
   private readonly maxNames: number;
   private readonly maxUnits: number;
@@ -22,6 +31,10 @@ export class NameTable {
   private starts = new Int32Array(1024);
   private units = new Uint16Array(16 * 1024);
   private unitCount = 0;
+  /** Room for a batch's hashes (numbersOf). */
+  private scratch = new Int32Array(0);
+  /** What numbersOf read of the candidates' units, kept so that the reads are not optimized away. */
+  touched = 0;
   /** Distinct names held. */
   size = 0;
   /** A name could not be added: there are more than the limits allow. */
@@ -35,12 +48,53 @@ export class NameTable {
   /** The number of the name in `units` [start, start + length), added if new; -1 once the table is full. */
   numberOf(units: Uint16Array, start: number, length: number): number {
     if (this.full) return -1;
-    // FNV-1a over the units, then murmur3's finaliser to spread the low bits.
-    let hash = 0x811c9dc5;
-    for (let i = start, end = start + length; i < end; i++) hash = Math.imul(hash ^ units[i]!, 0x01000193);
-    hash = Math.imul(hash ^ (hash >>> 16), 0x85ebca6b);
-    hash = Math.imul(hash ^ (hash >>> 13), 0xc2b2ae35);
-    hash ^= hash >>> 16;
+    return this.numberOfHashed(units, start, length, hashOf(units, start, length));
+  }
+
+  /**
+   * The numbers of many names at once, into `out`: name i's units start at `starts[i]`, and
+   * `lengths[i * stride + lengthAt]` is their count (-1: no name, and -1 out). False once the
+   * table is full. In passes over all the names, each light enough that the processor has many
+   * rows' memory reads under way at once (a lookup's time is nearly all waiting for memory): the
+   * hashes, then each name's first slot, then its units where the slot holds a name, then the
+   * comparisons, and only names not found at their first slot take the whole way.
+   */
+  numbersOf(units: Uint16Array, starts: Int32Array, lengths: Float64Array, stride: number, lengthAt: number, count: number, out: Int32Array): boolean {
+    if (this.full) return false;
+    const hashes = (this.scratch = this.scratch.length >= count ? this.scratch : new Int32Array(count + (count >> 1)));
+    for (let i = 0; i < count; i++) {
+      const length = lengths[i * stride + lengthAt]!;
+      hashes[i] = length < 0 ? 0 : hashOf(units, starts[i]!, length);
+    }
+    const slots = this.slots;
+    const mask = this.slotMask;
+    for (let i = 0; i < count; i++) out[i] = slots[2 * (hashes[i]! & mask) + 1]! - 1; // a candidate, or -1
+    let touched = 0;
+    for (let i = 0; i < count; i++) {
+      const n = out[i]!;
+      if (n >= 0) touched ^= this.units[this.starts[n]!]! | 0; // brings the candidate's units in
+    }
+    this.touched = touched;
+    for (let i = 0; i < count; i++) {
+      const length = lengths[i * stride + lengthAt]!;
+      if (length < 0) {
+        out[i] = -1;
+        continue;
+      }
+      const n = out[i]!;
+      const hash = hashes[i]!;
+      // The candidate is checked by its units, so a slot read before the slots grew (an earlier
+      // name of the batch was added) is as good as any.
+      if (n >= 0 && slots[2 * (hash & mask)] === hash && this.holds(n, units, starts[i]!, length)) continue;
+      // Not at its first slot (or new): the whole way, which may add it.
+      const found = this.numberOfHashed(units, starts[i]!, length, hash);
+      if (found < 0) return false;
+      out[i] = found;
+    }
+    return true;
+  }
+
+  private numberOfHashed(units: Uint16Array, start: number, length: number, hash: number): number {
     const slots = this.slots;
     const mask = this.slotMask;
     for (let slot = hash & mask; ; slot = (slot + 1) & mask) {

@@ -100,6 +100,11 @@ export class Tally {
   /** Per product (by number): its rows, and its customers. */
   private productContracts = new Int32Array(64);
   private productCustomers = new Int32Array(64);
+  /** Per row of the batch being added: where its customer's and product's units start, and their numbers. */
+  private customerAt = new Int32Array(0);
+  private productAt = new Int32Array(0);
+  private customerOf = new Int32Array(0);
+  private productOf = new Int32Array(0);
   /** Per customer: the first 32 products (by index) it has rows of, as bits. */
   private productBits = new Int32Array(1024);
   /** Per customer: the products past the 32nd it has rows of. */
@@ -126,17 +131,33 @@ export class Tally {
 
   /** A batch of rows: the contractId hashes of every stored row, valid or not (for the duplicate check), and the valid rows. */
   addBatch(batch: TallyBatch): void {
-    const { ids, rows, units } = batch;
+    const { ids, rows, units, rowCount } = batch;
     for (let i = 0; i < batch.idCount; i++) this.ids.add(ids[i]!);
     this.idCount += batch.idCount;
-    let unit = 0;
-    for (let at = 0, end = batch.rowCount * ROW_FIELDS; at < end; at += ROW_FIELDS) {
-      const customerUnits = rows[at + 7]!;
-      const productUnits = rows[at + 8]!;
-      this.total++;
-      if (this.complete) this.add(rows, at, units, unit, customerUnits, productUnits);
-      unit += customerUnits + Math.max(productUnits, 0);
+    this.total += rowCount;
+    if (!this.complete || rowCount === 0) return;
+    // Where each row's customer's and product's units start; then their numbers, for the whole batch at once.
+    if (this.customerAt.length < rowCount) this.scratch(rowCount + (rowCount >> 1));
+    const { customerAt, productAt, customerOf, productOf } = this;
+    for (let i = 0, unit = 0; i < rowCount; i++) {
+      const customerUnits = rows[i * ROW_FIELDS + 7]!;
+      customerAt[i] = unit;
+      productAt[i] = unit + customerUnits;
+      unit += customerUnits + Math.max(rows[i * ROW_FIELDS + 8]!, 0);
     }
+    if (!this.customers.numbersOf(units, customerAt, rows, ROW_FIELDS, 7, rowCount, customerOf)) return this.giveUp('customers');
+    if (!this.products.numbersOf(units, productAt, rows, ROW_FIELDS, 8, rowCount, productOf)) return this.giveUp('products');
+    if (this.productBits.length < this.customers.size) this.productBits = grown(this.productBits, this.customers.size);
+    this.runs.touch(customerOf, rowCount);
+    this.amounts.touch(rows, ROW_FIELDS, 5, rowCount);
+    for (let i = 0; i < rowCount && this.complete; i++) this.add(rows, i * ROW_FIELDS, customerOf[i]!, productOf[i]!);
+  }
+
+  private scratch(rows: number): void {
+    this.customerAt = new Int32Array(rows);
+    this.productAt = new Int32Array(rows);
+    this.customerOf = new Int32Array(rows);
+    this.productOf = new Int32Array(rows);
   }
 
   /** What the build needs to know once every row is in (call once). */
@@ -165,13 +186,12 @@ export class Tally {
     this.ids.close();
   }
 
-  /** The valid row at `at` of `rows` (ROW_FIELDS numbers), its customer's and product's units at `unit` of `units`. */
-  private add(rows: Float64Array, at: number, units: Uint16Array, unit: number, customerUnits: number, productUnits: number): void {
+  /** The valid row at `at` of `rows` (ROW_FIELDS numbers), of customer number `customer` and product number `product` (-1: none). */
+  private add(rows: Float64Array, at: number, customer: number, product: number): void {
     if (rows[at] === 1) this.present.contractId++;
-    const customer = this.customerIndex(units, unit, customerUnits);
-    if (productUnits >= 0) {
+    if (product >= 0) {
       this.present.product++;
-      this.addProduct(units, unit + customerUnits, productUnits, customer);
+      this.addProduct(product, customer);
     }
     const startDay = rows[at + 1]!;
     const endDay = rows[at + 3]!;
@@ -221,24 +241,7 @@ export class Tally {
     this.runs.clear();
   }
 
-  private customerIndex(units: Uint16Array, start: number, length: number): number {
-    const index = this.customers.numberOf(units, start, length);
-    if (index < 0) {
-      this.giveUp('customers');
-      return 0;
-    }
-    if (index >= this.productBits.length) {
-      const grown = new Int32Array(this.productBits.length * 2);
-      grown.set(this.productBits);
-      this.productBits = grown;
-    }
-    return index;
-  }
-
-  private addProduct(units: Uint16Array, start: number, length: number, customer: number): void {
-    if (!this.complete) return;
-    const index = this.products.numberOf(units, start, length);
-    if (index < 0) return this.giveUp('products');
+  private addProduct(index: number, customer: number): void {
     if (index >= this.productContracts.length) {
       this.productContracts = grown(this.productContracts, index + 1);
       this.productCustomers = grown(this.productCustomers, index + 1);
