@@ -54,4 +54,32 @@ describe('customer runs', () => {
       { numRuns: 2000 },
     );
   });
+
+  it('when there are more entries and runs than a page holds, then each still has its own runs', () => {
+    // 70,000 customers in two currencies: 140,000 entries, 280,000 runs; then a third contract
+    // joins the two runs of half of them (run nodes freed and reused across pages), and a fourth
+    // comes before the first run of a third of them. Each customer's months are its own.
+    const runs = new CustomerRuns();
+    const customers = 70_000;
+    const base = (c: number) => 20 * (c % 5000);
+    for (let c = 0; c < customers; c++) {
+      for (const currency of [1, 2]) {
+        expect(runs.add(c, currency, base(c), base(c) + 5)).to.equal(true);
+        expect(runs.add(c, currency, base(c) + 10, base(c) + 12)).to.equal(false);
+      }
+    }
+    expect(runs.runCount).to.equal(4 * customers);
+    for (let c = 0; c < customers; c += 2) runs.add(c, 1, base(c) + 6, base(c) + 9);
+    for (let c = 0; c < customers; c += 3) runs.add(c, 2, base(c) - 5, base(c) - 3);
+    const seen: string[] = [];
+    runs.forEachRun((currency, start, end, first) => seen.push(`${currency}:${start}-${end}${first ? '*' : ''}`));
+    const expected: string[] = [];
+    for (let c = 0; c < customers; c++) {
+      const b = base(c);
+      expected.push(...(c % 2 === 0 ? [`1:${b}-${b + 12}*`] : [`1:${b}-${b + 5}*`, `1:${b + 10}-${b + 12}`]));
+      expected.push(...(c % 3 === 0 ? [`2:${b - 5}-${b - 3}*`, `2:${b}-${b + 5}`] : [`2:${b}-${b + 5}*`]), `2:${b + 10}-${b + 12}`);
+    }
+    expect(seen).to.deep.equal(expected);
+    expect(runs.runCount).to.equal(expected.length);
+  });
 });

@@ -3,75 +3,109 @@
 // million rows of tens of thousands of customers cost a few MiB and no garbage, and adding a
 // contract touches a few neighbouring integers. Per customer, a list of (currency, runs) entries;
 // per entry, its runs as a list sorted by start month. Freed run nodes are reused.
+//
+// Entries and runs are items of three integers, numbered, in pages of 2^16 items (768 KiB) that
+// are never copied nor let go while the runs live: at 10M rows they take tens of MiB, and arrays
+// grown by copies left their freed copies resident in the allocator (a worker 65 MiB larger).
 
 const NONE = -1;
 // An entry: the customer's next entry, its currency, its first run.
-const ENTRY_INTS = 3;
 // A run: the entry's next run, its first month, its last month.
-const RUN_INTS = 3;
+const ITEM_INTS = 3;
+const PAGE_BITS = 16;
+const PAGE_ITEMS = 1 << PAGE_BITS;
+const ITEM_MASK = PAGE_ITEMS - 1;
 
-/** The array, or a copy half as long again (at least `atLeast`): at 10M rows the runs take tens of MiB, and doubling would waste up to half. */
-function grown(array: Int32Array<ArrayBuffer>, atLeast: number, fill?: number): Int32Array<ArrayBuffer> {
+/** The array, or a copy half as long again (at least `atLeast`), the new part filled with `fill`. */
+function grown(array: Int32Array<ArrayBuffer>, atLeast: number, fill: number): Int32Array<ArrayBuffer> {
   if (atLeast <= array.length) return array;
   let length = Math.ceil(array.length * 1.5);
   while (length < atLeast) length = Math.ceil(length * 1.5);
   const bigger = new Int32Array(length);
   bigger.set(array);
-  if (fill !== undefined) bigger.fill(fill, array.length);
+  bigger.fill(fill, array.length);
   return bigger;
+}
+
+/** Numbered items of three integers, in pages: item k is at (k & ITEM_MASK) × 3 of page k >> PAGE_BITS. */
+class Items {
+  pages: Int32Array[] = [];
+  count = 0;
+
+  /** A new item's number. */
+  add(a: number, b: number, c: number): number {
+    const k = this.count++;
+    if (k >>> PAGE_BITS >= this.pages.length) this.pages.push(new Int32Array(PAGE_ITEMS * ITEM_INTS));
+    const page = this.pages[k >>> PAGE_BITS]!;
+    const at = (k & ITEM_MASK) * ITEM_INTS;
+    page[at] = a;
+    page[at + 1] = b;
+    page[at + 2] = c;
+    return k;
+  }
 }
 
 export class CustomerRuns {
   private heads = new Int32Array(1024).fill(NONE);
-  private entries = new Int32Array(1024 * ENTRY_INTS);
-  private entryCount = 0;
-  private nodes = new Int32Array(4096 * RUN_INTS);
-  private nodeCount = 0;
+  private entries = new Items();
+  private nodes = new Items();
   private free = NONE;
   /** Runs held (what the tally's `runs` limit counts). */
   runCount = 0;
+  /** What touch() read, kept so that the reads are not optimized away. */
+  touched = 0;
 
   /** Adds the months [start, end] to the customer's runs in the currency; true when the customer is new to the currency. */
   add(customer: number, currency: number, start: number, end: number): boolean {
     if (customer >= this.heads.length) this.heads = grown(this.heads, customer + 1, NONE);
+    const entryPages = this.entries.pages;
     let entry = this.heads[customer]!;
-    while (entry !== NONE && this.entries[entry + 1] !== currency) entry = this.entries[entry]!;
+    let ep: Int32Array | undefined;
+    let eo = 0;
+    while (entry !== NONE) {
+      ep = entryPages[entry >>> PAGE_BITS]!;
+      eo = (entry & ITEM_MASK) * ITEM_INTS;
+      if (ep[eo + 1] === currency) break;
+      entry = ep[eo]!;
+    }
     if (entry === NONE) {
-      entry = this.entryCount;
-      this.entryCount += ENTRY_INTS;
-      this.entries = grown(this.entries, this.entryCount);
-      this.entries[entry] = this.heads[customer]!;
-      this.entries[entry + 1] = currency;
-      this.entries[entry + 2] = this.node(start, end, NONE);
-      this.heads[customer] = entry;
+      this.heads[customer] = this.entries.add(this.heads[customer]!, currency, this.node(start, end, NONE));
       return true;
     }
-    const nodes = this.nodes;
+    const nodePages = this.nodes.pages;
     let previous = NONE;
-    let run = this.entries[entry + 2]!;
+    let run = ep![eo + 2]!;
     // Runs wholly before this one and not touching it.
-    while (run !== NONE && nodes[run + 2]! + 1 < start) {
+    while (run !== NONE) {
+      const rp = nodePages[run >>> PAGE_BITS]!;
+      const ro = (run & ITEM_MASK) * ITEM_INTS;
+      if (rp[ro + 2]! + 1 >= start) break;
       previous = run;
-      run = nodes[run]!;
+      run = rp[ro]!;
     }
-    if (run === NONE || nodes[run + 1]! > end + 1) {
+    if (run === NONE || this.first(run) > end + 1) {
       const added = this.node(start, end, run);
-      if (previous === NONE) this.entries[entry + 2] = added;
-      else this.nodes[previous] = added;
+      if (previous === NONE) ep![eo + 2] = added;
+      else this.setNext(previous, added);
       return false;
     }
     // It overlaps or touches `run`: widen it, and absorb the runs after it that it reaches.
-    if (start < nodes[run + 1]!) nodes[run + 1] = start;
-    let last = Math.max(nodes[run + 2]!, end);
-    let next = nodes[run]!;
-    while (next !== NONE && nodes[next + 1]! <= last + 1) {
-      if (nodes[next + 2]! > last) last = nodes[next + 2]!;
-      const after = nodes[next]!;
+    const rp = nodePages[run >>> PAGE_BITS]!;
+    const ro = (run & ITEM_MASK) * ITEM_INTS;
+    if (start < rp[ro + 1]!) rp[ro + 1] = start;
+    let last = Math.max(rp[ro + 2]!, end);
+    let next = rp[ro]!;
+    while (next !== NONE) {
+      const np = nodePages[next >>> PAGE_BITS]!;
+      const no = (next & ITEM_MASK) * ITEM_INTS;
+      if (np[no + 1]! > last + 1) break;
+      if (np[no + 2]! > last) last = np[no + 2]!;
+      const after = np[no]!;
       this.release(next);
       next = after;
     }
-    nodes[run + 2] = last;
-    nodes[run] = next;
+    rp[ro + 2] = last;
+    rp[ro] = next;
     return false;
   }
 
@@ -81,7 +115,9 @@ export class CustomerRuns {
    * way at once: add() itself, a chain of dependent reads per contract, then finds them in the cache.
    */
   touch(customers: Int32Array, count: number): void {
-    const { heads, entries, nodes } = this;
+    const heads = this.heads;
+    const entryPages = this.entries.pages;
+    const nodePages = this.nodes.pages;
     let touched = 0;
     for (let i = 0; i < count; i++) {
       const customer = customers[i]!;
@@ -90,25 +126,31 @@ export class CustomerRuns {
     for (let i = 0; i < count; i++) {
       const customer = customers[i]!;
       const entry = customer < heads.length ? heads[customer]! : NONE;
-      if (entry !== NONE) touched ^= entries[entry + 2]!;
+      if (entry !== NONE) touched ^= entryPages[entry >>> PAGE_BITS]![(entry & ITEM_MASK) * ITEM_INTS + 2]!;
     }
     for (let i = 0; i < count; i++) {
       const customer = customers[i]!;
       const entry = customer < heads.length ? heads[customer]! : NONE;
-      if (entry !== NONE) touched ^= nodes[entries[entry + 2]! + 2]! | 0;
+      if (entry === NONE) continue;
+      const run = entryPages[entry >>> PAGE_BITS]![(entry & ITEM_MASK) * ITEM_INTS + 2]!;
+      if (run !== NONE) touched ^= nodePages[run >>> PAGE_BITS]![(run & ITEM_MASK) * ITEM_INTS + 2]!;
     }
     this.touched = touched;
   }
 
-  /** What touch() read, kept so that the reads are not optimized away. */
-  touched = 0;
-
   /** Every (customer, currency) entry's runs, in order: `visit(currency, start, end, first)` per run. */
   forEachRun(visit: (currency: number, start: number, end: number, first: boolean) => void): void {
-    for (let entry = 0; entry < this.entryCount; entry += ENTRY_INTS) {
-      const currency = this.entries[entry + 1]!;
-      for (let run = this.entries[entry + 2]!, first = true; run !== NONE; run = this.nodes[run]!, first = false) {
-        visit(currency, this.nodes[run + 1]!, this.nodes[run + 2]!, first);
+    const entryPages = this.entries.pages;
+    const nodePages = this.nodes.pages;
+    for (let entry = 0; entry < this.entries.count; entry++) {
+      const ep = entryPages[entry >>> PAGE_BITS]!;
+      const eo = (entry & ITEM_MASK) * ITEM_INTS;
+      const currency = ep[eo + 1]!;
+      for (let run = ep[eo + 2]!, first = true; run !== NONE; first = false) {
+        const rp = nodePages[run >>> PAGE_BITS]!;
+        const ro = (run & ITEM_MASK) * ITEM_INTS;
+        visit(currency, rp[ro + 1]!, rp[ro + 2]!, first);
+        run = rp[ro]!;
       }
     }
   }
@@ -116,31 +158,35 @@ export class CustomerRuns {
   /** Lets the arrays go (the tally gave up). */
   clear(): void {
     this.heads = new Int32Array(0);
-    this.entries = new Int32Array(0);
-    this.nodes = new Int32Array(0);
-    this.entryCount = 0;
-    this.nodeCount = 0;
+    this.entries = new Items();
+    this.nodes = new Items();
     this.free = NONE;
     this.runCount = 0;
   }
 
+  private first(run: number): number {
+    return this.nodes.pages[run >>> PAGE_BITS]![(run & ITEM_MASK) * ITEM_INTS + 1]!;
+  }
+
+  private setNext(run: number, next: number): void {
+    this.nodes.pages[run >>> PAGE_BITS]![(run & ITEM_MASK) * ITEM_INTS] = next;
+  }
+
   private node(start: number, end: number, next: number): number {
-    let run = this.free;
-    if (run !== NONE) this.free = this.nodes[run]!;
-    else {
-      run = this.nodeCount;
-      this.nodeCount += RUN_INTS;
-      this.nodes = grown(this.nodes, this.nodeCount);
-    }
-    this.nodes[run] = next;
-    this.nodes[run + 1] = start;
-    this.nodes[run + 2] = end;
     this.runCount++;
+    const run = this.free;
+    if (run === NONE) return this.nodes.add(next, start, end);
+    const page = this.nodes.pages[run >>> PAGE_BITS]!;
+    const at = (run & ITEM_MASK) * ITEM_INTS;
+    this.free = page[at]!;
+    page[at] = next;
+    page[at + 1] = start;
+    page[at + 2] = end;
     return run;
   }
 
   private release(run: number): void {
-    this.nodes[run] = this.free;
+    this.setNext(run, this.free);
     this.free = run;
     this.runCount--;
   }

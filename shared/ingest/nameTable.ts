@@ -1,6 +1,6 @@
 // Distinct names (the tally's customers, its products), each numbered 0, 1, 2, … in order of first
 // sight, looked up by their UTF-16 units as the tally's batches carry them (tallyBatch.ts): open
-// addressing over 32-bit hashes, with the names' units kept end to end in one typed array. No
+// addressing over 32-bit hashes, with the names' units kept end to end in pages of 1 MiB. No
 // string is made for a lookup, and a lookup reads one slot, then the name's units only when the
 // hashes agree. (A Map<string, number> read its bucket, its entry and the key string, wherever the
 // heap had put it: about three cache misses a row on a file of tens of thousands of customers in
@@ -9,6 +9,12 @@
 // work to SQL).
 
 const EMPTY = 0;
+/**
+ * Units a page holds (1 MiB). Pages are never copied nor let go while the table lives: one array
+ * grown by copies left the freed copies (tens of MiB at 10M rows) in the allocator, resident.
+ */
+const PAGE_BITS = 19;
+const PAGE_UNITS = 1 << PAGE_BITS;
 const MIN_SLOTS = 1 << 10;
 const MAX_LOAD = 0.6;
 
@@ -27,9 +33,13 @@ export class NameTable {
   /** Per slot: the name's hash, then its number + 1 (EMPTY: a free slot). */
   private slots = new Int32Array(2 * MIN_SLOTS);
   private slotMask = MIN_SLOTS - 1;
-  /** Per number n: where its units start in `units`; its end is where n + 1 starts. */
+  /** Per number n: where its units start (page × PAGE_UNITS + offset), and how many. */
   private starts = new Int32Array(1024);
-  private units = new Uint16Array(16 * 1024);
+  private lengths = new Int32Array(1024);
+  private pages: Uint16Array[] = [];
+  /** Where the next name's units go. */
+  private next = 0;
+  /** Units held, for maxUnits. */
   private unitCount = 0;
   /** Room for a batch's hashes (numbersOf). */
   private scratch = new Int32Array(0);
@@ -72,7 +82,10 @@ export class NameTable {
     let touched = 0;
     for (let i = 0; i < count; i++) {
       const n = out[i]!;
-      if (n >= 0) touched ^= this.units[this.starts[n]!]! | 0; // brings the candidate's units in
+      if (n >= 0) {
+        const at = this.starts[n]!;
+        touched ^= this.pages[at >>> PAGE_BITS]![at & (PAGE_UNITS - 1)]! | 0; // brings the candidate's units in
+      }
     }
     this.touched = touched;
     for (let i = 0; i < count; i++) {
@@ -106,9 +119,12 @@ export class NameTable {
 
   /** Name number n, as a string. */
   nameOf(n: number): string {
+    const at = this.starts[n]!;
+    const page = this.pages[at >>> PAGE_BITS]!;
+    const offset = at & (PAGE_UNITS - 1);
     let name = '';
-    for (let i = this.starts[n]!, end = this.starts[n + 1]!; i < end; i += 1024) {
-      name += String.fromCharCode(...this.units.subarray(i, Math.min(end, i + 1024)));
+    for (let i = offset, end = offset + this.lengths[n]!; i < end; i += 1024) {
+      name += String.fromCharCode(...page.subarray(i, Math.min(end, i + 1024)));
     }
     return name;
   }
@@ -117,16 +133,18 @@ export class NameTable {
   clear(): void {
     this.slots = new Int32Array(0);
     this.starts = new Int32Array(0);
-    this.units = new Uint16Array(0);
+    this.lengths = new Int32Array(0);
+    this.pages = [];
     this.unitCount = 0;
     this.full = true;
   }
 
   private holds(n: number, units: Uint16Array, start: number, length: number): boolean {
+    if (this.lengths[n] !== length) return false;
     const at = this.starts[n]!;
-    if (this.starts[n + 1]! - at !== length) return false;
-    const held = this.units;
-    for (let i = 0; i < length; i++) if (held[at + i] !== units[start + i]) return false;
+    const held = this.pages[at >>> PAGE_BITS]!;
+    const offset = at & (PAGE_UNITS - 1);
+    for (let i = 0; i < length; i++) if (held[offset + i] !== units[start + i]) return false;
     return true;
   }
 
@@ -137,11 +155,22 @@ export class NameTable {
       this.clear();
       return -1;
     }
-    if (end > this.units.length) this.units = grown(this.units, end);
-    this.units.set(units.subarray(start, start + length), this.unitCount);
     this.unitCount = end;
-    if (n + 2 > this.starts.length) this.starts = grown(this.starts, n + 2);
-    this.starts[n + 1] = end;
+    // A name does not straddle two pages: one that does not fit starts the next (longer than a
+    // page, it gets a page of its own size).
+    let at = this.next;
+    if (at >>> PAGE_BITS >= this.pages.length || (at & (PAGE_UNITS - 1)) + length > PAGE_UNITS) {
+      at = this.pages.length * PAGE_UNITS;
+      this.pages.push(new Uint16Array(Math.max(PAGE_UNITS, length)));
+    }
+    this.pages[at >>> PAGE_BITS]!.set(units.subarray(start, start + length), at & (PAGE_UNITS - 1));
+    this.next = length >= PAGE_UNITS ? this.pages.length * PAGE_UNITS : at + length;
+    if (n + 1 > this.starts.length) {
+      this.starts = grown(this.starts, n + 1);
+      this.lengths = grown(this.lengths, n + 1);
+    }
+    this.starts[n] = at;
+    this.lengths[n] = length;
     this.slots[2 * slot] = hash;
     this.slots[2 * slot + 1] = n + 1;
     this.size = n + 1;
