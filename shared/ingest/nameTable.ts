@@ -129,6 +129,12 @@ export class NameTable {
     return name;
   }
 
+  /** Lets the arrays go now (freeNow); the table is full from now on. */
+  dispose(): void {
+    freeNow(this.slots, this.starts, this.lengths, this.scratch, ...this.pages);
+    this.clear();
+  }
+
   /** Lets the arrays go; the table is full from now on. */
   clear(): void {
     this.slots = new Int32Array(0);
@@ -193,6 +199,18 @@ export class NameTable {
     }
     this.slots = slots;
     this.slotMask = mask;
+  }
+}
+
+/**
+ * Lets the arrays' memory go now rather than at the heap's next full collection: a tally thread's
+ * heap is small and rarely collected, and each build's tally left megabytes outside it (a worker
+ * 70 MiB larger after 250 small builds). The arrays are empty afterwards.
+ */
+export function freeNow(...arrays: (ArrayBufferView<ArrayBufferLike> | undefined)[]): void {
+  for (const array of arrays) {
+    const buffer = array?.buffer;
+    if (buffer instanceof ArrayBuffer && !buffer.detached) buffer.transfer(0);
   }
 }
 

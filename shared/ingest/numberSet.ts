@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { closeSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freeNow } from './nameTable.ts';
 
 const MIN_SLOTS = 1 << 12;
 const MAX_LOAD = 0.7;
@@ -69,6 +70,12 @@ export class HashList {
   close(): void {
     if (this.file !== undefined) closeSync(this.file);
     this.file = undefined;
+  }
+
+  /** Lets the values go now (freeNow), and the file. */
+  dispose(): void {
+    this.close();
+    freeNow(this.values);
   }
 
   /** Writes the values held as a sorted run; false (and full) when the file cannot be written. */
@@ -228,6 +235,13 @@ export class NumberSet {
     const low = stored | 0;
     const high = (stored / 4294967296) | 0;
     return (Math.imul(low ^ Math.imul(high, 0x85ebca6b), 0x9e3779b1) >>> 0) & this.mask;
+  }
+
+  /** Lets the bitmap and slots go now (freeNow). */
+  dispose(): void {
+    freeNow(this.small, this.slots);
+    this.small = undefined;
+    this.full = true;
   }
 
   private grow(): void {

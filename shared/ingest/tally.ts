@@ -13,7 +13,7 @@ import { formatDay, formatMonthStart } from './calendar.ts';
 import { currencyCode } from './currencies.ts';
 import { type TallyBatch, ROW_FIELDS } from './tallyBatch.ts';
 import { CustomerRuns } from './customerRuns.ts';
-import { grown, NameTable } from './nameTable.ts';
+import { freeNow, grown, NameTable } from './nameTable.ts';
 import { HashList, NumberSet } from './numberSet.ts';
 
 /**
@@ -46,7 +46,7 @@ const MONTHLY_PER_CENT = 304_375;
 const E7 = 10_000_000;
 
 class DaySet {
-  private readonly bits = new Uint32Array(Math.ceil(DAY_SPAN / 32));
+  readonly bits = new Uint32Array(Math.ceil(DAY_SPAN / 32));
   size = 0;
   min = Infinity;
   max = -Infinity;
@@ -181,9 +181,14 @@ export class Tally {
     }
   }
 
-  /** Lets go of what the tally holds outside the heap (the contractId hashes' temporary file). */
+  /** Lets go of what the tally holds outside the heap, now (its arrays, the contractId hashes' temporary file). Call once, at the end. */
   close(): void {
-    this.ids.close();
+    this.ids.dispose();
+    this.amounts.dispose();
+    this.customers.dispose();
+    this.products.dispose();
+    this.runs.dispose();
+    freeNow(this.startDays.bits, this.endDays.bits, this.productBits, this.productContracts, this.productCustomers, this.customerAt, this.productAt, this.customerOf, this.productOf);
   }
 
   /** The valid row at `at` of `rows` (ROW_FIELDS numbers), of customer number `customer` and product number `product` (-1: none). */
