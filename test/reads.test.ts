@@ -226,13 +226,14 @@ describe('metrics and catalog', () => {
 
     it('when the tally thread runs out of memory mid-build, then the build computes the same figures in SQL', async () => {
       const local = await startService({ worker: false });
-      // A thread of 12 MiB: enough to start and tally a small file, not the month changes of 30,000
-      // contracts each in a month (and currency) of its own.
-      const starved = new TallyThread(12);
+      // A thread of 16 MiB: enough to start and tally a small file (with room to spare: a thread
+      // of 12 MiB sometimes ran out on a small file in CI), not the month changes of 96,000
+      // contracts each in a month of its own.
+      const starved = new TallyThread(16);
       const roomy = new TallyThread(192);
       const currencies = ['EUR', 'USD', 'GBP', 'CHF', 'SEK', 'JPY', 'PLN', 'NOK', 'DKK', 'CZK'];
       const month = (i: number) => `${1000 + Math.floor(i / 12)}-${String(1 + (i % 12)).padStart(2, '0')}`;
-      const manyMonths = [HEADER, ...Array.from({ length: 30_000 }, (_, i) => `m${i},Customer ${i % 5000},Pro,${month(i)}-01,${month(i)}-20,${10 + (i % 1000)}.25,${currencies[i % 10]}`)].join('\n');
+      const manyMonths = [HEADER, ...Array.from({ length: 96_000 }, (_, i) => `m${i},Customer ${i % 5000},Pro,${month(i)}-01,${month(i)}-20,${10 + (i % 1000)}.25,${currencies[i % 10]}`)].join('\n');
       try {
         const tenant = await local.tenant();
         const ds = await newDataset(local, tenant.key);
