@@ -38,7 +38,7 @@ export class TallyThread {
     // While a build is fed, the thread keeps the process up (it waits on the thread's answers); idle, it does not.
     worker.ref();
     this.feeding = feed;
-    this.post({ type: 'start', build, ...(limits && { limits }) });
+    worker.postMessage({ type: 'start', build, ...(limits && { limits }) } satisfies ToTallyThread);
     return feed;
   }
 
@@ -48,10 +48,6 @@ export class TallyThread {
     this.worker = undefined;
     this.feeding?.lose('the build thread is closing');
     await worker?.terminate();
-  }
-
-  private post(message: ToTallyThread): void {
-    this.worker?.postMessage(message);
   }
 
   private spawn(): Worker {
@@ -116,7 +112,7 @@ class ThreadFeed implements TallyFeed {
   }
 
   end(): Promise<TallyEnd> {
-    if (this.lost === undefined && !this.writer.empty) this.send();
+    if (this.lost === undefined && this.writer.size > 0) this.send();
     if (this.lost !== undefined) return Promise.resolve(this.lostEnd());
     return new Promise((resolve) => {
       this.waitingForEnd = resolve;

@@ -8,7 +8,7 @@
 // are never copied nor let go while the runs live: at 10M rows they take tens of MiB, and arrays
 // grown by copies left their freed copies resident in the allocator (a worker 65 MiB larger).
 
-import { freeNow } from './nameTable.ts';
+import { freeNow, grown } from './typedArrays.ts';
 
 const NONE = -1;
 // An entry: the customer's next entry, its currency, its first run.
@@ -17,17 +17,6 @@ const ITEM_INTS = 3;
 const PAGE_BITS = 16;
 const PAGE_ITEMS = 1 << PAGE_BITS;
 const ITEM_MASK = PAGE_ITEMS - 1;
-
-/** The array, or a copy half as long again (at least `atLeast`), the new part filled with `fill`. */
-function grown(array: Int32Array<ArrayBuffer>, atLeast: number, fill: number): Int32Array<ArrayBuffer> {
-  if (atLeast <= array.length) return array;
-  let length = Math.ceil(array.length * 1.5);
-  while (length < atLeast) length = Math.ceil(length * 1.5);
-  const bigger = new Int32Array(length);
-  bigger.set(array);
-  bigger.fill(fill, array.length);
-  return bigger;
-}
 
 /** Numbered items of three integers, in pages: item k is at (k & ITEM_MASK) × 3 of page k >> PAGE_BITS. */
 class Items {

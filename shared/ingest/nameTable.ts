@@ -8,6 +8,8 @@
 // past it, or past `maxNames`, the table is full and lets everything go (whoever uses it gives the
 // work to SQL).
 
+import { freeNow, grown } from './typedArrays.ts';
+
 const EMPTY = 0;
 /**
  * Units a page holds (1 MiB). Pages are never copied nor let go while the table lives: one array
@@ -200,25 +202,4 @@ export class NameTable {
     this.slots = slots;
     this.slotMask = mask;
   }
-}
-
-/**
- * Lets the arrays' memory go now rather than at the heap's next full collection: a tally thread's
- * heap is small and rarely collected, and each build's tally left megabytes outside it (a worker
- * 70 MiB larger after 250 small builds). The arrays are empty afterwards.
- */
-export function freeNow(...arrays: (ArrayBufferView<ArrayBufferLike> | undefined)[]): void {
-  for (const array of arrays) {
-    const buffer = array?.buffer;
-    if (buffer instanceof ArrayBuffer && !buffer.detached) buffer.transfer(0);
-  }
-}
-
-/** A copy half as long again (at least `atLeast`): doubling would waste up to half of tens of MiB. */
-export function grown<T extends Int32Array<ArrayBuffer> | Uint16Array<ArrayBuffer> | Float64Array<ArrayBuffer>>(array: T, atLeast: number): T {
-  let length = Math.max(Math.ceil(array.length * 1.5), 16);
-  while (length < atLeast) length = Math.ceil(length * 1.5);
-  const bigger = new (array.constructor as new (length: number) => T)(length);
-  bigger.set(array);
-  return bigger;
 }

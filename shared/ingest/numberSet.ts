@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { closeSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freeNow } from './nameTable.ts';
+import { freeNow } from './typedArrays.ts';
 
 const MIN_SLOTS = 1 << 12;
 const MAX_LOAD = 0.7;

@@ -13,7 +13,8 @@ import { formatDay, formatMonthStart } from './calendar.ts';
 import { currencyCode } from './currencies.ts';
 import { type TallyBatch, ROW_FIELDS } from './tallyBatch.ts';
 import { CustomerRuns } from './customerRuns.ts';
-import { freeNow, grown, NameTable } from './nameTable.ts';
+import { NameTable } from './nameTable.ts';
+import { freeNow, grown } from './typedArrays.ts';
 import { HashList, NumberSet } from './numberSet.ts';
 
 /**
@@ -46,10 +47,15 @@ const MONTHLY_PER_CENT = 304_375;
 const E7 = 10_000_000;
 
 class DaySet {
-  readonly bits = new Uint32Array(Math.ceil(DAY_SPAN / 32));
+  private readonly bits = new Uint32Array(Math.ceil(DAY_SPAN / 32));
   size = 0;
   min = Infinity;
   max = -Infinity;
+  /** Lets the bits go now (freeNow). */
+  dispose(): void {
+    freeNow(this.bits);
+  }
+
   add(day: number): void {
     const i = day - MIN_DAY;
     const word = i >>> 5;
@@ -147,7 +153,10 @@ export class Tally {
     }
     if (!this.customers.numbersOf(units, customerAt, rows, ROW_FIELDS, 7, rowCount, customerOf)) return this.giveUp('customers');
     if (!this.products.numbersOf(units, productAt, rows, ROW_FIELDS, 8, rowCount, productOf)) return this.giveUp('products');
-    if (this.productBits.length < this.customers.size) this.productBits = grown(this.productBits, this.customers.size);
+    // Per customer and per product, room for every number the batch has.
+    this.productBits = grown(this.productBits, this.customers.size);
+    this.productContracts = grown(this.productContracts, this.products.size);
+    this.productCustomers = grown(this.productCustomers, this.products.size);
     this.runs.touch(customerOf, rowCount);
     this.amounts.touch(rows, ROW_FIELDS, 5, rowCount);
     for (let i = 0; i < rowCount && this.complete; i++) this.add(rows, i * ROW_FIELDS, customerOf[i]!, productOf[i]!);
@@ -188,7 +197,9 @@ export class Tally {
     this.customers.dispose();
     this.products.dispose();
     this.runs.dispose();
-    freeNow(this.startDays.bits, this.endDays.bits, this.productBits, this.productContracts, this.productCustomers, this.customerAt, this.productAt, this.customerOf, this.productOf);
+    this.startDays.dispose();
+    this.endDays.dispose();
+    freeNow(this.productBits, this.productContracts, this.productCustomers, this.customerAt, this.productAt, this.customerOf, this.productOf);
   }
 
   /** The valid row at `at` of `rows` (ROW_FIELDS numbers), of customer number `customer` and product number `product` (-1: none). */
@@ -247,10 +258,6 @@ export class Tally {
   }
 
   private addProduct(index: number, customer: number): void {
-    if (index >= this.productContracts.length) {
-      this.productContracts = grown(this.productContracts, index + 1);
-      this.productCustomers = grown(this.productCustomers, index + 1);
-    }
     this.productContracts[index]!++;
     if (index < 32) {
       const bit = 1 << index;

@@ -1,7 +1,7 @@
 // The rows the tally counts, as the validator hands them over: packed into typed arrays, a batch
 // at a time, so that a batch can go to the tally's own thread without a copy (its buffers are
 // transferred, and come back to be filled again) and the tally makes no string of any name.
-import { grown } from './nameTable.ts';
+import { grown } from './typedArrays.ts';
 import { hash53 } from './numberSet.ts';
 import { currencyIndex } from './currencies.ts';
 
@@ -48,10 +48,6 @@ export class TallyBatchWriter {
 
   constructor(batch: TallyBatch = emptyBatch()) {
     this.batch = batch;
-  }
-
-  get empty(): boolean {
-    return this.size === 0;
   }
 
   /** Rows in the batch (the stored ones, valid or not, and the valid ones). */

@@ -37,7 +37,7 @@ export class LocalTallyFeed implements TallyFeed {
   }
 
   flush(): undefined {
-    if (this.writer.empty) return;
+    if (this.writer.size === 0) return;
     const batch = this.writer.batch;
     this.tally.addBatch(batch);
     this.writer.take(batch);
