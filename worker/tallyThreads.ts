@@ -11,7 +11,7 @@ import type { TallyFeed } from '../shared/ingest/tallyFeed.ts';
 import type { FromTallyThread, ToTallyThread } from './tallyThread.ts';
 
 const ENTRY = new URL(`./tallyThread${extname(fileURLToPath(import.meta.url))}`, import.meta.url);
-/** The tally allocates little but its own arrays: a small young generation (three semi-spaces of 2 MiB). */
+/** The tally allocates little but its own arrays: a small young generation (three semi-spaces of 2 MiB; the worker's --max-semi-space-size=4 wins where given). */
 const YOUNG_GENERATION_MB = 6;
 /** Batches going round between the build thread and the tally thread. */
 const BATCHES = 3;

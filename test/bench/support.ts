@@ -8,11 +8,21 @@ import { request } from 'node:http';
 import { projectRoot } from '../../shared/platform/paths.ts';
 import { CONTRACT_HEADER, contractBlocks } from '../support/contracts.ts';
 
-// The same V8 flags as the Procfile: a young generation capped at 16 MiB per semi-space keeps a
-// build's peak RSS ~100 MiB lower for ~5% of its speed (measured on 1M rows). The worker's builds
-// run on threads whose old generation is capped by BUILD_HEAP_MB (192 MiB: the tally at its caps
-// holds ~155 MiB; a 10M-row build far less); a --max-old-space-size flag would override that cap.
-const NODE_FLAGS = (process.env['BENCH_NODE_FLAGS'] ?? '--max-semi-space-size=16').split(' ');
+/**
+ * The node flags the Procfile gives the process that runs `script` (none for a script it does not
+ * run, such as the benches' own servers), so that a bench measures the processes as they run in
+ * production; BENCH_NODE_FLAGS (space-separated) replaces them, for experiments.
+ */
+async function nodeFlags(script: string): Promise<string[]> {
+  const override = process.env['BENCH_NODE_FLAGS'];
+  if (override !== undefined) return override.split(' ').filter((flag) => flag !== '');
+  const procfile = await readFile(`${projectRoot}/Procfile`, 'utf8');
+  for (const line of procfile.split('\n')) {
+    const words = line.replace(/^[\w-]+:/, '').trim().split(/\s+/);
+    if (words[0] === 'node' && words.at(-1) === script) return words.slice(1, -1);
+  }
+  return [];
+}
 
 /**
  * Starts a process and waits until it is ready: a log line matching `ready`, or, for an HTTP
@@ -25,7 +35,7 @@ export async function startServer(
   ready: RegExp | 'healthz',
   onLine?: (line: string) => void,
 ): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [...NODE_FLAGS, script], { cwd: projectRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...(await nodeFlags(script)), script], { cwd: projectRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   let output = '';
   let pending = '';
   child.stdout!.on('data', (chunk: Buffer) => {
