@@ -25,7 +25,7 @@ describe('customer runs', () => {
     const contract = fc.record({ customer: fc.nat(2), currency: fc.nat(1), start: fc.integer({ min: 24_000, max: 24_030 }), months: fc.integer({ min: 1, max: 5 }) });
     fc.assert(
       fc.property(fc.array(contract, { maxLength: 40 }), (contracts: Contract[]) => {
-        const runs = new CustomerRuns();
+        const runs = new CustomerRuns(3);
         const model = new Map<string, Set<number>>();
         let fresh = 0;
         for (const c of contracts) {
@@ -59,8 +59,8 @@ describe('customer runs', () => {
     // 70,000 customers in two currencies: 140,000 entries, 280,000 runs; then a third contract
     // joins the two runs of half of them (run nodes freed and reused across pages), and a fourth
     // comes before the first run of a third of them. Each customer's months are its own.
-    const runs = new CustomerRuns();
     const customers = 70_000;
+    const runs = new CustomerRuns(customers);
     const base = (c: number) => 20 * (c % 5000);
     for (let c = 0; c < customers; c++) {
       for (const currency of [1, 2]) {

@@ -8,7 +8,7 @@
 // are never copied nor let go while the runs live: at 10M rows they take tens of MiB, and arrays
 // grown by copies left their freed copies resident in the allocator (a worker 65 MiB larger).
 
-import { freeNow, grown } from './typedArrays.ts';
+import { freeNow, Reservation } from './typedArrays.ts';
 
 const NONE = -1;
 // An entry: the customer's next entry, its currency, its first run.
@@ -37,7 +37,8 @@ class Items {
 }
 
 export class CustomerRuns {
-  private heads = new Int32Array(1024).fill(NONE);
+  /** Per customer: its first entry + 1, 0 for none (zero as reserved: never filled). `customers` long. */
+  private heads: Int32Array;
   private entries = new Items();
   private nodes = new Items();
   private free = NONE;
@@ -46,11 +47,20 @@ export class CustomerRuns {
   /** What touch() read, kept so that the reads are not optimized away. */
   touched = 0;
 
+  /** Customers numbered 0 to `customers` - 1; `reservation`: where the per-customer array comes from (of CustomerRuns.reserves bytes), a plain one if none. */
+  constructor(customers: number, reservation?: Reservation) {
+    this.heads = reservation ? reservation.int32(customers) : new Int32Array(customers);
+  }
+
+  /** The bytes runs of this many customers take from a Reservation. */
+  static reserves(customers: number): number {
+    return Reservation.bytes(4 * customers);
+  }
+
   /** Adds the months [start, end] to the customer's runs in the currency; true when the customer is new to the currency. */
   add(customer: number, currency: number, start: number, end: number): boolean {
-    if (customer >= this.heads.length) this.heads = grown(this.heads, customer + 1, NONE);
     const entryPages = this.entries.pages;
-    let entry = this.heads[customer]!;
+    let entry = this.heads[customer]! - 1;
     let ep: Int32Array | undefined;
     let eo = 0;
     while (entry !== NONE) {
@@ -60,7 +70,7 @@ export class CustomerRuns {
       entry = ep[eo]!;
     }
     if (entry === NONE) {
-      this.heads[customer] = this.entries.add(this.heads[customer]!, currency, this.node(start, end, NONE));
+      this.heads[customer] = this.entries.add(this.heads[customer]! - 1, currency, this.node(start, end, NONE)) + 1;
       return true;
     }
     const nodePages = this.nodes.pages;
@@ -110,18 +120,13 @@ export class CustomerRuns {
     const entryPages = this.entries.pages;
     const nodePages = this.nodes.pages;
     let touched = 0;
+    for (let i = 0; i < count; i++) touched ^= heads[customers[i]!]!;
     for (let i = 0; i < count; i++) {
-      const customer = customers[i]!;
-      if (customer < heads.length) touched ^= heads[customer]!;
-    }
-    for (let i = 0; i < count; i++) {
-      const customer = customers[i]!;
-      const entry = customer < heads.length ? heads[customer]! : NONE;
+      const entry = heads[customers[i]!]! - 1;
       if (entry !== NONE) touched ^= entryPages[entry >>> PAGE_BITS]![(entry & ITEM_MASK) * ITEM_INTS + 2]!;
     }
     for (let i = 0; i < count; i++) {
-      const customer = customers[i]!;
-      const entry = customer < heads.length ? heads[customer]! : NONE;
+      const entry = heads[customers[i]!]! - 1;
       if (entry === NONE) continue;
       const run = entryPages[entry >>> PAGE_BITS]![(entry & ITEM_MASK) * ITEM_INTS + 2]!;
       if (run !== NONE) touched ^= nodePages[run >>> PAGE_BITS]![(run & ITEM_MASK) * ITEM_INTS + 2]!;
@@ -146,7 +151,7 @@ export class CustomerRuns {
     }
   }
 
-  /** Lets the arrays go now (freeNow). */
+  /** Lets the arrays go now (freeNow; a reserved one goes with its reservation). */
   dispose(): void {
     freeNow(this.heads, ...this.entries.pages, ...this.nodes.pages);
     this.clear();

@@ -8,7 +8,7 @@
 // past it, or past `maxNames`, the table is full and lets everything go (whoever uses it gives the
 // work to SQL).
 
-import { freeNow, grown } from './typedArrays.ts';
+import { freeNow, Reservation } from './typedArrays.ts';
 
 const EMPTY = 0;
 /**
@@ -35,9 +35,9 @@ export class NameTable {
   /** Per slot: the name's hash, then its number + 1 (EMPTY: a free slot). */
   private slots = new Int32Array(2 * MIN_SLOTS);
   private slotMask = MIN_SLOTS - 1;
-  /** Per number n: where its units start (page × PAGE_UNITS + offset), and how many. */
-  private starts = new Int32Array(1024);
-  private lengths = new Int32Array(1024);
+  /** Per number n: where its units start (page × PAGE_UNITS + offset), and how many (`maxNames` long, reserved). */
+  private starts: Int32Array;
+  private lengths: Int32Array;
   private pages: Uint16Array[] = [];
   /** Where the next name's units go. */
   private next = 0;
@@ -52,9 +52,17 @@ export class NameTable {
   /** A name could not be added: there are more than the limits allow. */
   full = false;
 
-  constructor(limits: { maxNames: number; maxUnits: number }) {
+  /** `reservation`: where the per-name arrays come from (of NameTable.reserves(limits) bytes); plain arrays if none. */
+  constructor(limits: { maxNames: number; maxUnits: number }, reservation?: Reservation) {
     this.maxNames = limits.maxNames;
     this.maxUnits = limits.maxUnits;
+    this.starts = reservation ? reservation.int32(limits.maxNames) : new Int32Array(limits.maxNames);
+    this.lengths = reservation ? reservation.int32(limits.maxNames) : new Int32Array(limits.maxNames);
+  }
+
+  /** The bytes a table of these limits takes from a Reservation. */
+  static reserves(limits: { maxNames: number }): number {
+    return Reservation.bytes(4 * limits.maxNames, 4 * limits.maxNames);
   }
 
   /** The number of the name in `units` [start, start + length), added if new; -1 once the table is full. */
@@ -131,7 +139,7 @@ export class NameTable {
     return name;
   }
 
-  /** Lets the arrays go now (freeNow); the table is full from now on. */
+  /** Lets the arrays go now (freeNow; reserved ones go with their reservation); the table is full from now on. */
   dispose(): void {
     freeNow(this.slots, this.starts, this.lengths, this.scratch, ...this.pages);
     this.clear();
@@ -173,10 +181,6 @@ export class NameTable {
     }
     this.pages[at >>> PAGE_BITS]!.set(units.subarray(start, start + length), at & (PAGE_UNITS - 1));
     this.next = length >= PAGE_UNITS ? this.pages.length * PAGE_UNITS : at + length;
-    if (n + 1 > this.starts.length) {
-      this.starts = grown(this.starts, n + 1);
-      this.lengths = grown(this.lengths, n + 1);
-    }
     this.starts[n] = at;
     this.lengths[n] = length;
     this.slots[2 * slot] = hash;

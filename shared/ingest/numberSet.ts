@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { closeSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freeNow } from './typedArrays.ts';
+import { freeNow, Reservation } from './typedArrays.ts';
 
 const MIN_SLOTS = 1 << 12;
 const MAX_LOAD = 0.7;
@@ -41,20 +41,24 @@ export class HashList {
   private fileBytes = 0;
   full = false;
 
-  constructor(inMemory: number) {
-    this.inMemory = Math.max(inMemory, 2);
-    this.values = new Float64Array(Math.min(MIN_SLOTS, this.inMemory));
+  /** `reservation`: where the values' array comes from (of HashList.reserves bytes), a plain one if none. */
+  constructor(inMemory: number, reservation?: Reservation) {
+    this.inMemory = HashList.held(inMemory);
+    this.values = reservation ? reservation.float64(this.inMemory) : new Float64Array(this.inMemory);
+  }
+
+  /** The bytes a list holding `inMemory` values takes from a Reservation. */
+  static reserves(inMemory: number): number {
+    return Reservation.bytes(8 * HashList.held(inMemory));
+  }
+
+  private static held(inMemory: number): number {
+    return Math.max(inMemory, 2);
   }
 
   add(value: number): void {
     if (this.full) return;
-    if (this.length === this.values.length) {
-      if (this.length < this.inMemory) {
-        const grown = new Float64Array(Math.min(this.length * 2, this.inMemory));
-        grown.set(this.values);
-        this.values = grown;
-      } else if (!this.spill()) return;
-    }
+    if (this.length === this.inMemory && !this.spill()) return;
     this.values[this.length++] = value;
   }
 
@@ -72,7 +76,7 @@ export class HashList {
     this.file = undefined;
   }
 
-  /** Lets the values go now (freeNow), and the file. */
+  /** Lets the values go now (freeNow; reserved ones go with their reservation), and the file. */
   dispose(): void {
     this.close();
     freeNow(this.values);

@@ -14,7 +14,7 @@ import { currencyCode } from './currencies.ts';
 import { type TallyBatch, ROW_FIELDS } from './tallyBatch.ts';
 import { CustomerRuns } from './customerRuns.ts';
 import { NameTable } from './nameTable.ts';
-import { freeNow, grown } from './typedArrays.ts';
+import { freeNow, Reservation } from './typedArrays.ts';
 import { HashList, NumberSet } from './numberSet.ts';
 
 /**
@@ -103,16 +103,18 @@ export class Tally {
   private readonly amounts: NumberSet;
   private readonly customers: NameTable;
   private readonly products: NameTable;
+  /** Arrays as long as the limits allow, written only as far as they are used (typedArrays.ts). */
+  private readonly reservation: Reservation;
   /** Per product (by number): its rows, and its customers. */
-  private productContracts = new Int32Array(64);
-  private productCustomers = new Int32Array(64);
+  private productContracts: Int32Array;
+  private productCustomers: Int32Array;
   /** Per row of the batch being added: where its customer's and product's units start, and their numbers. */
   private customerAt = new Int32Array(0);
   private productAt = new Int32Array(0);
   private customerOf = new Int32Array(0);
   private productOf = new Int32Array(0);
   /** Per customer: the first 32 products (by index) it has rows of, as bits. */
-  private productBits = new Int32Array(1024);
+  private productBits: Int32Array;
   /** Per customer: the products past the 32nd it has rows of. */
   private readonly moreProductsOf = new Map<number, number[]>();
   private pairs = 0;
@@ -120,7 +122,7 @@ export class Tally {
   private readonly currencies: (CurrencyTally | undefined)[] = [];
   private currencyCount = 0;
   /** Per customer: its contributing months in each currency, as runs. */
-  private readonly runs = new CustomerRuns();
+  private readonly runs: CustomerRuns;
   private events = 0;
 
   // contractIds: no two equal hashes means no duplicate.
@@ -129,10 +131,23 @@ export class Tally {
 
   constructor(limits: TallyLimits = DEFAULT_TALLY_LIMITS) {
     this.limits = { ...limits };
-    this.customers = new NameTable({ maxNames: limits.customers, maxUnits: limits.customerUnits });
-    this.products = new NameTable({ maxNames: limits.products, maxUnits: limits.productUnits });
+    const customerNames = { maxNames: limits.customers, maxUnits: limits.customerUnits };
+    const productNames = { maxNames: limits.products, maxUnits: limits.productUnits };
+    const reservation = (this.reservation = new Reservation(
+      NameTable.reserves(customerNames) +
+        NameTable.reserves(productNames) +
+        CustomerRuns.reserves(limits.customers) +
+        HashList.reserves(limits.setSlots) +
+        Reservation.bytes(4 * limits.customers, 4 * limits.products, 4 * limits.products),
+    ));
+    this.customers = new NameTable(customerNames, reservation);
+    this.products = new NameTable(productNames, reservation);
+    this.runs = new CustomerRuns(limits.customers, reservation);
+    this.ids = new HashList(limits.setSlots, reservation);
+    this.productBits = reservation.int32(limits.customers);
+    this.productContracts = reservation.int32(limits.products);
+    this.productCustomers = reservation.int32(limits.products);
     this.amounts = new NumberSet(limits.setSlots);
-    this.ids = new HashList(limits.setSlots);
   }
 
   /** A batch of rows: the contractId hashes of every stored row, valid or not (for the duplicate check), and the valid rows. */
@@ -153,10 +168,6 @@ export class Tally {
     }
     if (!this.customers.numbersOf(units, customerAt, rows, ROW_FIELDS, 7, rowCount, customerOf)) return this.giveUp('customers');
     if (!this.products.numbersOf(units, productAt, rows, ROW_FIELDS, 8, rowCount, productOf)) return this.giveUp('products');
-    // Per customer and per product, room for every number the batch has.
-    this.productBits = grown(this.productBits, this.customers.size);
-    this.productContracts = grown(this.productContracts, this.products.size);
-    this.productCustomers = grown(this.productCustomers, this.products.size);
     this.runs.touch(customerOf, rowCount);
     this.amounts.touch(rows, ROW_FIELDS, 5, rowCount);
     for (let i = 0; i < rowCount && this.complete; i++) this.add(rows, i * ROW_FIELDS, customerOf[i]!, productOf[i]!);
@@ -199,7 +210,8 @@ export class Tally {
     this.runs.dispose();
     this.startDays.dispose();
     this.endDays.dispose();
-    freeNow(this.productBits, this.productContracts, this.productCustomers, this.customerAt, this.productAt, this.customerOf, this.productOf);
+    freeNow(this.customerAt, this.productAt, this.customerOf, this.productOf);
+    this.reservation.free();
   }
 
   /** The valid row at `at` of `rows` (ROW_FIELDS numbers), of customer number `customer` and product number `product` (-1: none). */

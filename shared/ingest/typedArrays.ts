@@ -1,5 +1,5 @@
-// Typed arrays the tally grows and lets go (tally.ts, nameTable.ts, customerRuns.ts, numberSet.ts,
-// tallyBatch.ts).
+// Typed arrays the tally grows, reserves and lets go (tally.ts, nameTable.ts, customerRuns.ts,
+// numberSet.ts, tallyBatch.ts).
 
 type Grown = Int32Array<ArrayBuffer> | Uint16Array<ArrayBuffer> | Float64Array<ArrayBuffer>;
 
@@ -25,6 +25,59 @@ export function grown<T extends Grown>(array: T, atLeast: number, fill?: number)
 export function freeNow(...arrays: (ArrayBufferView<ArrayBufferLike> | undefined)[]): void {
   for (const array of arrays) {
     const buffer = array?.buffer;
-    if (buffer instanceof ArrayBuffer && !buffer.detached) buffer.transfer(0);
+    // A part of a larger buffer (a Reservation's) goes with it.
+    if (buffer instanceof ArrayBuffer && !buffer.detached && array!.byteLength === buffer.byteLength) buffer.transfer(0);
   }
 }
+
+/**
+ * glibc's malloc maps an allocation at least this large on its own (mmap), whatever its dynamic
+ * threshold has grown to (DEFAULT_MMAP_THRESHOLD_MAX, 32 MiB on 64-bit): such memory is zero
+ * without being written, takes room only where it is written, and goes back to the system at
+ * once when freed.
+ */
+const ALWAYS_MAPPED_BYTES = 32 * 1024 * 1024 + 4096;
+
+/**
+ * Arrays of a fixed, largest length, carved from one buffer reserved at once and mapped on its
+ * own: an array that grows as a tally fills it (a number per name, per customer, per contractId)
+ * takes its longest length up front, costs memory only as far as it is written, and is never
+ * copied. (Arrays grown by copies left their freed copies resident in the allocator: tens of MiB
+ * at 10M rows.) The arrays are zero at first; free() lets them all go.
+ */
+export class Reservation {
+  private buffer: ArrayBuffer;
+  private at = 0;
+
+  /** Room for arrays of `bytes` in all (each rounded up to 8 bytes). */
+  constructor(bytes: number) {
+    this.buffer = new ArrayBuffer(Math.max(bytes, ALWAYS_MAPPED_BYTES));
+  }
+
+  /** The bytes `Reservation` needs for arrays of these byte lengths. */
+  static bytes(...lengths: number[]): number {
+    return lengths.reduce((sum, bytes) => sum + roundUp(bytes), 0);
+  }
+
+  int32(length: number): Int32Array<ArrayBuffer> {
+    return new Int32Array(this.buffer, this.take(length * 4), length);
+  }
+
+  float64(length: number): Float64Array<ArrayBuffer> {
+    return new Float64Array(this.buffer, this.take(length * 8), length);
+  }
+
+  /** Lets every array go now; they are empty afterwards. */
+  free(): void {
+    if (!this.buffer.detached) this.buffer.transfer(0);
+  }
+
+  private take(bytes: number): number {
+    const at = this.at;
+    if (at + bytes > this.buffer.byteLength) throw new Error('the reservation has no room left');
+    this.at = at + roundUp(bytes);
+    return at;
+  }
+}
+
+const roundUp = (bytes: number) => Math.ceil(bytes / 8) * 8;

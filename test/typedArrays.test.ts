@@ -1,0 +1,39 @@
+// Arrays reserved at their longest length (shared/ingest/typedArrays.ts): the tally's per-name,
+// per-customer and per-contractId arrays come from one buffer mapped on its own, so that they
+// are never grown by copies (whose freed copies stayed resident in the allocator).
+import { expect } from 'chai';
+import { freeNow, Reservation } from '../shared/ingest/typedArrays.ts';
+
+describe('reserved arrays', () => {
+  it('when arrays are taken from a reservation, then each starts zero, none overlaps another, and one too many is refused', () => {
+    const reservation = new Reservation(Reservation.bytes(4 * 3, 8 * 2, 4 * 5));
+    const a = reservation.int32(3);
+    const b = reservation.float64(2);
+    const c = reservation.int32(5);
+    expect([...a, ...b, ...c].every((v) => v === 0)).to.equal(true);
+    a.fill(-1);
+    b.fill(Math.PI);
+    c.fill(7);
+    expect([...a]).to.deep.equal([-1, -1, -1]);
+    expect([...b]).to.deep.equal([Math.PI, Math.PI]);
+    expect([...c]).to.deep.equal([7, 7, 7, 7, 7]);
+    // At least 32 MiB are reserved, so that the allocator maps the buffer on its own.
+    expect(a.buffer.byteLength).to.be.greaterThan(32 * 1024 * 1024);
+    expect(() => reservation.float64(a.buffer.byteLength / 8)).to.throw(/no room/);
+  });
+
+  it('when a reserved array is freed alone, then it stays (it goes with its reservation); free() lets them all go', () => {
+    const reservation = new Reservation(Reservation.bytes(4 * 10, 4 * 10));
+    const a = reservation.int32(10);
+    const b = reservation.int32(10);
+    const own = new Int32Array(10);
+    freeNow(a, own);
+    expect(a.length).to.equal(10);
+    expect(own.length).to.equal(0);
+    const held = process.memoryUsage().arrayBuffers;
+    reservation.free();
+    expect(a.length).to.equal(0);
+    expect(b.length).to.equal(0);
+    expect(held - process.memoryUsage().arrayBuffers).to.be.at.least(32 * 1024 * 1024);
+  });
+});
