@@ -68,6 +68,30 @@ describe('ingest: versions from CSV files', () => {
     expect(codes(reply)).to.deep.equal(['2:startDate:not_a_date']);
   });
 
+  it('when cells have white space around them or text turns non-ASCII midway, then each is stored trimmed and byte for byte', async () => {
+    const ds = await newDataset(svc, key);
+    const csv = [
+      HEADER,
+      ' w1 ,\tAcme GmbH\t, Pro ,2026-01-01, 2026-12-31,1200.00 , EUR',
+      'w2,\u00a0Müller & Søn\u3000,Prö,2026-01-01,2026-12-31,5,USD',
+      'w3,Acme 東京海上 K.K.,Team\ufeff,2026-01-01,2026-12-31,5,EUR',
+    ].join('\n');
+    const reply = await postCsv(svc, key, ds, csv);
+    expect(reply.status, reply.text).to.equal(201);
+    const { rows } = await svc.db.query('SELECT contract_id, customer, product, end_date::text, amount::text, currency FROM contract_rows WHERE version_id = $1 ORDER BY row_number', [reply.json.id]);
+    expect(rows).to.deep.equal([
+      { contract_id: 'w1', customer: 'Acme GmbH', product: 'Pro', end_date: '2026-12-31', amount: '1200.00', currency: 'EUR' },
+      { contract_id: 'w2', customer: 'Müller & Søn', product: 'Prö', end_date: '2026-12-31', amount: '5.00', currency: 'USD' },
+      { contract_id: 'w3', customer: 'Acme 東京海上 K.K.', product: 'Team', end_date: '2026-12-31', amount: '5.00', currency: 'EUR' },
+    ]);
+  });
+
+  it('when a date has a character just below or above the digits in place of one, then not_a_date', async () => {
+    // '/' and ':' sit either side of '0'–'9': a digit check that is off by one lets them through.
+    const reply = await rejected(`${HEADER}\nd1,Acme,,2026-0/-01,2026-12-31,5,EUR\nd2,Acme,,2026-01-01,2026-12-3:,5,EUR\nd3,Acme,,:026-01-01,2026-12-31,5,EUR\n`);
+    expect(codes(reply)).to.deep.equal(['2:startDate:not_a_date', '3:endDate:not_a_date', '4:startDate:not_a_date']);
+  });
+
   it('when text is over 200 characters, then too_long for customer, product and contractId', async () => {
     const long = 'x'.repeat(201);
     const reply = await rejected(`${HEADER}\n${long},${long},${long},,,,\nok,${'é'.repeat(200)},,,,,\n`);

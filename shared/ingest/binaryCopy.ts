@@ -38,18 +38,31 @@ export class BinaryCopyWriter {
     this.at += 4;
   }
 
-  /** A text value as UTF-8; room for it was made by row(). */
+  /**
+   * A text value as UTF-8; room for it was made by row(). Most cells are short and ASCII: their
+   * bytes are their units, written here (Buffer's write, a call into C++ per cell, cost more than
+   * the copying); the first other unit hands the whole value to the encoder.
+   */
   text(value: string | null): void {
     if (value === null) return this.null();
-    const length = this.buf.write(value, this.at + 4, 'utf8');
+    const buf = this.buf;
+    const start = this.at + 4;
+    const n = value.length;
+    let i = 0;
+    for (; i < n; i++) {
+      const c = value.charCodeAt(i);
+      if (c >= 0x80) break;
+      buf[start + i] = c;
+    }
+    const length = i === n ? n : buf.write(value, start, 'utf8');
     this.view.setInt32(this.at, length);
-    this.at += 4 + length;
+    this.at = start + length;
   }
 
   /** Pre-encoded bytes (a value repeated on every row). */
   bytes(value: Buffer): void {
     this.view.setInt32(this.at, value.length);
-    value.copy(this.buf, this.at + 4);
+    this.buf.set(value, this.at + 4);
     this.at += 4 + value.length;
   }
 

@@ -62,9 +62,18 @@ export function missingColumns(map: ColumnMap): string[] {
 }
 
 const currencies = new Set(Intl.supportedValuesOf('currency'));
+
+/** A printable ASCII character: never white space. */
+export const printable = (c: number) => c > 32 && c < 127;
+
+/** The cell without the white space around it: most cells have none, which their two ends tell without a call. */
+function trimmed(cell: string): string {
+  const n = cell.length;
+  return n > 0 && printable(cell.charCodeAt(0)) && printable(cell.charCodeAt(n - 1)) ? cell : cell.trim();
+}
+
 const digit = (value: string, i: number) => value.charCodeAt(i) - 48;
 const isDigit = (value: string, i: number) => value.charCodeAt(i) - 48 >>> 0 < 10;
-const DATE_DIGITS = [0, 1, 2, 3, 5, 6, 8, 9];
 
 /** A date: its day number (days since 1970-01-01) and month number (year × 12 + month − 1). */
 type ReadDate = { day: number; month: number };
@@ -72,10 +81,19 @@ type ReadDate = { day: number; month: number };
 /** Reads a real calendar date YYYY-MM-DD by arithmetic into `into`; false if it is not one. */
 function readDate(value: string, into: ReadDate): boolean {
   if (value.length !== 10 || value.charCodeAt(4) !== 45 || value.charCodeAt(7) !== 45) return false;
-  for (const i of DATE_DIGITS) if (!isDigit(value, i)) return false;
-  const year = digit(value, 0) * 1000 + digit(value, 1) * 100 + digit(value, 2) * 10 + digit(value, 3);
-  const month = digit(value, 5) * 10 + digit(value, 6);
-  const day = digit(value, 8) * 10 + digit(value, 9);
+  const y0 = digit(value, 0);
+  const y1 = digit(value, 1);
+  const y2 = digit(value, 2);
+  const y3 = digit(value, 3);
+  const m0 = digit(value, 5);
+  const m1 = digit(value, 6);
+  const d0 = digit(value, 8);
+  const d1 = digit(value, 9);
+  // Taken as unsigned, a character below '0' is above 9 too.
+  if (y0 >>> 0 > 9 || y1 >>> 0 > 9 || y2 >>> 0 > 9 || y3 >>> 0 > 9 || m0 >>> 0 > 9 || m1 >>> 0 > 9 || d0 >>> 0 > 9 || d1 >>> 0 > 9) return false;
+  const year = y0 * 1000 + y1 * 100 + y2 * 10 + y3;
+  const month = m0 * 10 + m1;
+  const day = d0 * 10 + d1;
   if (!isCalendarDate(year, month, day)) return false;
   into.day = dayNumber(year, month, day);
   into.month = monthNumber(year, month);
@@ -181,7 +199,7 @@ export class RowValidator {
       if (kind === DATE) dates[f]!.day = NaN;
       else if (kind === DECIMAL) cents[f] = NaN;
       const at = map[f]!;
-      let value: string | null = at < 0 ? null : cells[at]!.trim();
+      let value: string | null = at < 0 ? null : trimmed(cells[at]!);
       if (value === '') value = null;
       if (value === null) {
         if (REQUIRED[f]) this.fail(f, 'required', `${NAMES[f]} is required.`);
