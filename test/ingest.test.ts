@@ -92,6 +92,14 @@ describe('ingest: versions from CSV files', () => {
     expect(codes(reply)).to.deep.equal(['2:startDate:not_a_date', '3:endDate:not_a_date', '4:startDate:not_a_date']);
   });
 
+  it('when a currency is not three capital letters of a code in use, then not_a_currency; a code in use is stored', async () => {
+    // Codes are looked up by their letters' positions in the alphabet: what is not A–Z must not alias a letter.
+    const bad = ['EU', 'EURO', 'eur', 'E1R', 'ÉUR', 'E`R', 'XXY'];
+    const rows = bad.map((code, i) => `k${i},Acme,,2026-01-01,2026-12-31,5,${code}`);
+    const reply = await rejected([HEADER, ...rows, 'k9,Acme,,2026-01-01,2026-12-31,5,JPY'].join('\n'));
+    expect(codes(reply)).to.deep.equal(bad.map((_, i) => `${i + 2}:currency:not_a_currency`));
+  });
+
   it('when text is over 200 characters, then too_long for customer, product and contractId', async () => {
     const long = 'x'.repeat(201);
     const reply = await rejected(`${HEADER}\n${long},${long},${long},,,,\nok,${'é'.repeat(200)},,,,,\n`);
