@@ -27,7 +27,7 @@ export function fast(text: string, delimiter: string, chunkSizes: number[] = [te
   const out: Read = [];
   const reader = new CsvRecords(
     delimiter,
-    { record: (cells) => out.push(cells), malformed: () => out.push('malformed'), overlong: () => out.push('overlong') },
+    { record: (cells) => out.push([...cells]), malformed: () => out.push('malformed'), overlong: () => out.push('overlong') },
     maxRecordBytes === undefined ? {} : { maxRecordBytes },
   );
   for (let i = 0, k = 0; i < text.length; k++) {
