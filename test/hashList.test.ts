@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { readdirSync } from 'node:fs';
-import { HashList } from '../shared/ingest/numberSet.ts';
+import { HashList, sortHashes } from '../shared/ingest/numberSet.ts';
 
 function listOf(values: number[], inMemory: number): HashList {
   const list = new HashList(inMemory);
@@ -35,6 +35,27 @@ describe('hash list', () => {
       }),
       { numRuns: 500 },
     );
+  });
+
+  it('when many hashes are sorted, then the order is the plain sort\'s, however the values spread over the buckets', () => {
+    let x = 12345;
+    const random = () => {
+      x = (Math.imul(x ^ (x >>> 15), 0x2c1b3c6d) + 0x9e3779b9) | 0;
+      return x >>> 0;
+    };
+    const spreads: Record<string, (i: number) => number> = {
+      hashes: () => random() * 0x200000 + (random() >>> 11),
+      'all in the first bucket': () => random() % 2 ** 30,
+      'two buckets, many repeats': (i) => (i % 2) * (2 ** 53 - 1) - (i % 2) * (random() % 7),
+      'the extremes': (i) => (i % 3 === 0 ? 0 : i % 3 === 1 ? 2 ** 53 - 1 : 2 ** 42),
+    };
+    for (const [spread, value] of Object.entries(spreads)) {
+      for (const n of [70_000, 200_003]) {
+        const values = Float64Array.from({ length: n }, (_, i) => value(i));
+        const expected = Float64Array.from(values).sort();
+        expect(Buffer.from(sortHashes(values).buffer).equals(Buffer.from(expected.buffer)), `${spread}, ${n}`).to.equal(true);
+      }
+    }
   });
 
   it('when the list spills, then its file is nowhere in the temporary folder (unlinked at once)', () => {
