@@ -1,7 +1,8 @@
 // Rows for `COPY … FROM STDIN (FORMAT binary)`, written field by field into a buffer and handed
 // over in batches of about 256 KiB (each becomes a CopyData message and two socket writes: 64 KiB
-// batches cost the build thread 3-5% more, measured end to end on 1M rows). Binary spares PostgreSQL parsing every date, number and
-// escape (its COPY is ~25% cheaper than text here), and spares Node building a string per row.
+// batches cost the build 3-5% more, measured end to end on 1M rows). Binary spares PostgreSQL
+// parsing every date, number and escape (its COPY is ~25% cheaper than text here), and spares
+// Node building a string per row.
 // Format: https://www.postgresql.org/docs/current/sql-copy.html#id-1.9.3.55.9.4
 
 const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
