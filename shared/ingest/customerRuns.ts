@@ -49,7 +49,7 @@ export class CustomerRuns {
 
   /** Customers numbered 0 to `customers` - 1; `reservation`: where the per-customer array comes from (of CustomerRuns.reserves bytes), a plain one if none. */
   constructor(customers: number, reservation?: Reservation) {
-    this.heads = reservation ? reservation.int32(customers) : new Int32Array(customers);
+    this.heads = reservation?.int32(customers) ?? new Int32Array(customers);
   }
 
   /** The bytes runs of this many customers take from a Reservation. */

@@ -56,8 +56,8 @@ export class NameTable {
   constructor(limits: { maxNames: number; maxUnits: number }, reservation?: Reservation) {
     this.maxNames = limits.maxNames;
     this.maxUnits = limits.maxUnits;
-    this.starts = reservation ? reservation.int32(limits.maxNames) : new Int32Array(limits.maxNames);
-    this.lengths = reservation ? reservation.int32(limits.maxNames) : new Int32Array(limits.maxNames);
+    this.starts = reservation?.int32(limits.maxNames) ?? new Int32Array(limits.maxNames);
+    this.lengths = reservation?.int32(limits.maxNames) ?? new Int32Array(limits.maxNames);
   }
 
   /** The bytes a table of these limits takes from a Reservation. */

@@ -88,7 +88,7 @@ export class HashList {
   /** `reservation`: where the values' array comes from (of HashList.reserves bytes), a plain one if none. */
   constructor(inMemory: number, reservation?: Reservation) {
     this.inMemory = HashList.held(inMemory);
-    this.values = reservation ? reservation.float64(this.inMemory) : new Float64Array(this.inMemory);
+    this.values = reservation?.float64(this.inMemory) ?? new Float64Array(this.inMemory);
   }
 
   /** The bytes a list holding `inMemory` values takes from a Reservation. */

@@ -9,7 +9,7 @@ import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { BinaryCopyWriter } from './binaryCopy.ts';
 import type { RowError } from '../contract/fields.ts';
-import { mapHeader, missingColumns, printable, REQUIRED_COLUMNS, RowValidator } from './rowValidator.ts';
+import { mapHeader, missingColumns, REQUIRED_COLUMNS, RowValidator, trimmed } from './rowValidator.ts';
 import { CsvRecords, MAX_RECORD_BYTES } from './csvRecords.ts';
 import { readFileHead } from './fileHead.ts';
 import type { TallyFeed } from './tallyFeed.ts';
@@ -179,7 +179,7 @@ const sizeText = (bytes: number) => (bytes % (1024 * 1024) === 0 ? `${bytes / (1
 
 /** Every cell empty or whitespace. */
 function isBlank(cells: string[]): boolean {
-  for (const c of cells) if (c.length > 0 && (printable(c.charCodeAt(0)) || c.trim() !== '')) return false;
+  for (const c of cells) if (trimmed(c) !== '') return false;
   return true;
 }
 

@@ -69,10 +69,10 @@ const isUpper = (value: string, i: number) => value.charCodeAt(i) - 65 >>> 0 < 2
 const isCurrency = (value: string) => value.length === 3 && isUpper(value, 0) && isUpper(value, 1) && isUpper(value, 2) && CURRENCIES[currencyIndex(value)] === 1;
 
 /** A printable ASCII character: never white space. */
-export const printable = (c: number) => c > 32 && c < 127;
+const printable = (c: number) => c > 32 && c < 127;
 
 /** The cell without the white space around it: most cells have none, which their two ends tell without a call. */
-function trimmed(cell: string): string {
+export function trimmed(cell: string): string {
   const n = cell.length;
   return n > 0 && printable(cell.charCodeAt(0)) && printable(cell.charCodeAt(n - 1)) ? cell : cell.trim();
 }

@@ -258,7 +258,7 @@ export class Tally {
 
   private giveUp(reason: string): void {
     this.gaveUpOn = reason;
-    // Let the collections go; SQL computes the figures.
+    // Let the collections go (reserved arrays keep their pages until close()); SQL computes the figures.
     this.customers.clear();
     this.products.clear();
     this.productContracts = new Int32Array(0);

@@ -3,17 +3,13 @@
 
 type Grown = Int32Array<ArrayBuffer> | Uint16Array<ArrayBuffer> | Float64Array<ArrayBuffer>;
 
-/**
- * The array, or a copy half as long again (at least `atLeast`), the new part filled with `fill`
- * if given: doubling would waste up to half of tens of MiB.
- */
-export function grown<T extends Grown>(array: T, atLeast: number, fill?: number): T {
+/** The array, or a copy half as long again (at least `atLeast`): doubling would waste up to half of tens of MiB. */
+export function grown<T extends Grown>(array: T, atLeast: number): T {
   if (atLeast <= array.length) return array;
   let length = Math.max(Math.ceil(array.length * 1.5), 16);
   while (length < atLeast) length = Math.ceil(length * 1.5);
   const bigger = new (array.constructor as new (length: number) => T)(length);
   bigger.set(array);
-  if (fill !== undefined) bigger.fill(fill, array.length);
   return bigger;
 }
 
