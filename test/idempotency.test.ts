@@ -3,6 +3,9 @@ import { queues } from '../shared/platform/queue.ts';
 import { useService } from './support/service.ts';
 import { slowPost } from './support/slowRequest.ts';
 import { eventually } from './support/eventually.ts';
+import { createHash } from 'node:crypto';
+import { contractsCsv } from './support/contracts.ts';
+import { newDataset, postCsv } from './support/ingest.ts';
 
 describe('idempotency filter (../shared/spec/service-spec.md §7)', () => {
   let key: string;
@@ -152,5 +155,26 @@ describe('idempotency filter (../shared/spec/service-spec.md §7)', () => {
     expect(second.status).to.equal(201);
     expect(second.text).to.equal(first.text);
     expect(second.headers.get('idempotent-replayed')).to.equal('true');
+  });
+
+  it('when a file is posted as the body, then the one hash taken as it streams is both its fingerprint and its blob\'s SHA-256', async () => {
+    const ds = await newDataset(svc, key);
+    // Many socket reads, and a bad row so that the version fails and keeps its blob to look at.
+    const csv = contractsCsv(6_000, { badEvery: 5_000 });
+    const first = await postCsv(svc, key, ds, csv, { idempotencyKey: `digest-${ds}` });
+    expect(first.status, first.text).to.equal(422);
+    const { rows } = await svc.db.query<{ sha256: Buffer; bytes: string }>(
+      'SELECT b.sha256, b.bytes FROM versions v JOIN blobs b ON b.id = v.blob_id WHERE v.dataset_id = $1',
+      [ds],
+    );
+    expect(rows).to.have.length(1);
+    expect(Number(rows[0]!.bytes)).to.equal(Buffer.byteLength(csv));
+    expect(rows[0]!.sha256.toString('hex')).to.equal(createHash('sha256').update(csv).digest('hex'));
+
+    const replay = await postCsv(svc, key, ds, csv, { idempotencyKey: `digest-${ds}` });
+    expect(replay.text).to.equal(first.text);
+    expect(replay.headers.get('idempotent-replayed')).to.equal('true');
+    const changed = await postCsv(svc, key, ds, `${csv}\n`, { idempotencyKey: `digest-${ds}` });
+    expect(changed.json.type).to.equal(`${svc.config.errorsBase}/idempotency-key-reused`);
   });
 });

@@ -12,6 +12,7 @@
 // again from the same stored rows on replay. No kept answer holds a live capability: an upload's
 // signed URL is left out (keepAnswerWithout) and signed again on replay, the same bytes.
 import { createHash, randomUUID } from 'node:crypto';
+import { digestStream } from '../../shared/platform/streamDigest.ts';
 import type { Request, RequestHandler, Response } from 'express';
 import { claimKey, extendLease, finishKey, type KeyScope, readKey, releaseKey, type AnswerReference, type StoredResponse } from '../../shared/tenancy/idempotency.ts';
 import { Problem } from '../../shared/platform/problems.ts';
@@ -25,14 +26,11 @@ const KEPT_HEADERS = ['content-type', 'location', 'preference-applied', 'retry-a
 const POLL_MIN_MS = 10;
 const POLL_MAX_MS = 250;
 
-/** Hashes the raw body as it is read, by whoever reads it. */
+/** Hashes the raw body as it is read, by whoever reads it (a blob store storing it takes the same digest). */
 function tapBody(req: Request) {
-  const hash = createHash('sha256');
+  const hash = digestStream(req);
   let digest: string | undefined;
-  // Explicitly paused, our listener does not start the flow; the route's reader does.
-  req.pause();
-  req.on('data', (chunk: Buffer) => hash.update(chunk));
-  req.once('end', () => (digest = hash.digest('hex')));
+  req.once('end', () => (digest = hash.sha256().toString('hex')));
   return {
     /** The digest once the whole body has been read, else undefined. */
     digest: () => digest,

@@ -14,6 +14,7 @@ import { type BlobSource, type BlobStore, type StoredBlob, TooLarge } from './bl
 import { type ChunkEncoding, completeBlob, deleteBlobRecord, insertBlob, insertUnwrittenBlob, WriterBehind, type WriterHeartbeat } from './blobRecords.ts';
 import { type Client, type Pool, type Queryable, withTransaction } from '../platform/db.ts';
 import { newId } from '../platform/ids.ts';
+import { digestOfStream } from '../platform/streamDigest.ts';
 
 export const CHUNK_BYTES = 1024 * 1024;
 
@@ -67,7 +68,9 @@ async function writeBlob(
   onCreated?: (id: string) => Promise<void>,
 ): Promise<StoredBlob> {
   const id = newId('blob');
-  const hash = createHash('sha256');
+  // Hashed as it streams here, unless it already is (the idempotency filter hashes a request's body).
+  const tapped = digestOfStream(source);
+  const hash = tapped ? undefined : createHash('sha256');
   await insertBlob(db, id, 'zstd');
   heartbeat.add(id);
   let seq = 0;
@@ -96,12 +99,12 @@ async function writeBlob(
     for await (const chunk of source as AsyncIterable<Buffer>) {
       bytes += chunk.length;
       if (bytes > maxBytes) throw new TooLarge(maxBytes);
-      hash.update(chunk);
+      hash?.update(chunk);
       if (gathered.add(chunk)) await flush();
     }
     await flush();
     await storing;
-    const sha256 = hash.digest();
+    const sha256 = tapped ? tapped.sha256() : hash!.digest();
     await completeBlob(db, id, bytes, sha256);
     return { id, bytes, sha256 };
   } catch (error) {
