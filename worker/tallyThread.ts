@@ -8,6 +8,7 @@
 import { parentPort } from 'node:worker_threads';
 import { Tally, type TallyEnd, type TallyLimits, type TallyResult } from '../shared/ingest/tally.ts';
 import { buffersOf, type TallyBatch } from '../shared/ingest/tallyBatch.ts';
+import { lowerThreadPriority } from '../shared/platform/threadPriority.ts';
 
 /** Build thread → tally thread. */
 export type ToTallyThread =
@@ -23,7 +24,17 @@ export type FromTallyThread =
   | { type: 'ended'; build: number; end: TallyEnd }
   | { type: 'result'; build: number; result: TallyResult | undefined };
 
+/**
+ * The tally thread's nice value (0 is the default): its rows can wait, the build thread's cannot.
+ * On 2 cores PostgreSQL, the tally and the build thread took equal turns, and the build thread,
+ * the one a build waits for, ran 60-78% of the time; the build thread waits on the tally only when
+ * three batches are behind. Realistic 1M rows, three interleaved pairs: 2.88, 2.86, 2.88 s ->
+ * 2.68, 2.66, 2.81 s (5 gave 2.94, 2.79, 2.72).
+ */
+const TALLY_NICE = 10;
+
 const port = parentPort!;
+lowerThreadPriority(TALLY_NICE);
 let build = -1;
 let tally: Tally | undefined;
 /** An error in counting this build's rows: the figures go to SQL. */
