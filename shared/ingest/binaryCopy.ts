@@ -5,6 +5,8 @@
 // Node building a string per row.
 // Format: https://www.postgresql.org/docs/current/sql-copy.html#id-1.9.3.55.9.4
 
+import { writeUtf8 } from './utf8Bytes.ts';
+
 const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 const BATCH_BYTES = 256 * 1024;
 /** A buffer's size: a batch plus room for the row that crosses the batch's size (longer rows get their own). */
@@ -40,51 +42,13 @@ export class BinaryCopyWriter {
     this.at += 4;
   }
 
-  /**
-   * A text value as UTF-8; room for it was made by row() (3 bytes a unit). Cells are short: they
-   * are encoded here, unit by unit, as Buffer's write does it (a lone surrogate becomes U+FFFD),
-   * since a call into C++ per cell cost more than the encoding (one per non-ASCII cell was 5% of a
-   * build's thread on names beyond ASCII).
-   */
+  /** A text value as UTF-8 (writeUtf8); room for it was made by row() (3 bytes a unit). */
   text(value: string | null): void {
     if (value === null) return this.null();
-    const buf = this.buf;
     const start = this.at + 4;
-    const n = value.length;
-    let out = start;
-    for (let i = 0; i < n; i++) {
-      const c = value.charCodeAt(i);
-      if (c < 0x80) {
-        buf[out++] = c;
-      } else if (c < 0x800) {
-        buf[out] = 0xc0 | (c >> 6);
-        buf[out + 1] = 0x80 | (c & 0x3f);
-        out += 2;
-      } else if (c < 0xd800 || c > 0xdfff) {
-        buf[out] = 0xe0 | (c >> 12);
-        buf[out + 1] = 0x80 | ((c >> 6) & 0x3f);
-        buf[out + 2] = 0x80 | (c & 0x3f);
-        out += 3;
-      } else {
-        const next = i + 1 < n ? value.charCodeAt(i + 1) : 0;
-        if (c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
-          const p = 0x10000 + ((c - 0xd800) << 10) + (next - 0xdc00);
-          buf[out] = 0xf0 | (p >> 18);
-          buf[out + 1] = 0x80 | ((p >> 12) & 0x3f);
-          buf[out + 2] = 0x80 | ((p >> 6) & 0x3f);
-          buf[out + 3] = 0x80 | (p & 0x3f);
-          out += 4;
-          i++;
-        } else {
-          buf[out] = 0xef; // U+FFFD for a lone surrogate
-          buf[out + 1] = 0xbf;
-          buf[out + 2] = 0xbd;
-          out += 3;
-        }
-      }
-    }
-    this.view.setInt32(this.at, out - start);
-    this.at = out;
+    const end = writeUtf8(value, this.buf, start);
+    this.view.setInt32(this.at, end - start);
+    this.at = end;
   }
 
   /** Pre-encoded bytes (a value repeated on every row). */

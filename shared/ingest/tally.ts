@@ -6,7 +6,7 @@
 // false and the build computes the figures in SQL instead (computeReads in
 // shared/domain/metricsAndCatalog.ts: the same numbers, slower).
 // Likewise for contractIds: 53-bit hashes show that no two rows share one, or the build asks SQL.
-// The rows come in batches (tallyBatch.ts), names as UTF-16 units: the tally may run on a thread
+// The rows come in batches (tallyBatch.ts), names as UTF-8 bytes: the tally may run on a thread
 // of its own, beside the build's (tallyFeed.ts).
 import { CONTRACT_FIELDS, FIELD_KINDS, type FieldName, GATING_FIELDS, type GatingFieldName } from '../contract/fields.ts';
 import { formatDay, formatMonthStart } from './calendar.ts';
@@ -22,17 +22,17 @@ import { HashList, NumberSet } from './numberSet.ts';
  * (tests give lower ones); these are the defaults. setSlots bounds the contractId hashes and the
  * amounts of $335,544.32 and more (8 bytes each): 2^20, 8 MiB, keeps a file of a million
  * contractIds in Node and a worker far under its memory budget. customers: a million customers'
- * names are the biggest part of a tally that holds them; customerUnits bounds their UTF-16 units
- * (two bytes each, outside the heap: 64 MiB, a million names of 32 characters); their slots,
- * products (the first 32 as bits) and runs of months take a few bytes each. pairs counts a
- * customer's products past the 32nd only; productUnits bounds the products' units likewise (16 MiB).
+ * names are the biggest part of a tally that holds them; customerBytes bounds their UTF-8 bytes
+ * (outside the heap: 64 MiB, two million names of 32 Latin characters); their slots, products
+ * (the first 32 as bits) and runs of months take a few bytes each. pairs counts a customer's
+ * products past the 32nd only; productBytes bounds the products' bytes likewise (16 MiB).
  */
-export type TallyLimits = { customers: number; customerUnits: number; products: number; productUnits: number; pairs: number; runs: number; events: number; setSlots: number };
+export type TallyLimits = { customers: number; customerBytes: number; products: number; productBytes: number; pairs: number; runs: number; events: number; setSlots: number };
 export const DEFAULT_TALLY_LIMITS: Readonly<TallyLimits> = Object.freeze({
   customers: 1_000_000,
-  customerUnits: 32 * 1024 * 1024,
+  customerBytes: 64 * 1024 * 1024,
   products: 100_000,
-  productUnits: 8 * 1024 * 1024,
+  productBytes: 16 * 1024 * 1024,
   pairs: 1_000_000,
   runs: 4_000_000,
   events: 1_000_000,
@@ -108,7 +108,7 @@ export class Tally {
   /** Per product (by number): its rows, and its customers. */
   private productContracts: Int32Array;
   private productCustomers: Int32Array;
-  /** Per row of the batch being added: where its customer's and product's units start, and their numbers. */
+  /** Per row of the batch being added: where its customer's and product's bytes start, and their numbers. */
   private customerAt = new Int32Array(0);
   private productAt = new Int32Array(0);
   private customerOf = new Int32Array(0);
@@ -131,8 +131,8 @@ export class Tally {
 
   constructor(limits: TallyLimits = DEFAULT_TALLY_LIMITS) {
     this.limits = { ...limits };
-    const customerNames = { maxNames: limits.customers, maxUnits: limits.customerUnits };
-    const productNames = { maxNames: limits.products, maxUnits: limits.productUnits };
+    const customerNames = { maxNames: limits.customers, maxBytes: limits.customerBytes };
+    const productNames = { maxNames: limits.products, maxBytes: limits.productBytes };
     const reservation = (this.reservation = new Reservation(
       NameTable.reserves(customerNames) +
         NameTable.reserves(productNames) +
@@ -152,22 +152,22 @@ export class Tally {
 
   /** A batch of rows: the contractId hashes of every stored row, valid or not (for the duplicate check), and the valid rows. */
   addBatch(batch: TallyBatch): void {
-    const { ids, rows, units, rowCount } = batch;
+    const { ids, rows, bytes, rowCount } = batch;
     for (let i = 0; i < batch.idCount; i++) this.ids.add(ids[i]!);
     this.idCount += batch.idCount;
     this.total += rowCount;
     if (!this.complete || rowCount === 0) return;
-    // Where each row's customer's and product's units start; then their numbers, for the whole batch at once.
+    // Where each row's customer's and product's bytes start; then their numbers, for the whole batch at once.
     if (this.customerAt.length < rowCount) this.scratch(rowCount + (rowCount >> 1));
     const { customerAt, productAt, customerOf, productOf } = this;
-    for (let i = 0, unit = 0; i < rowCount; i++) {
-      const customerUnits = rows[i * ROW_FIELDS + 7]!;
-      customerAt[i] = unit;
-      productAt[i] = unit + customerUnits;
-      unit += customerUnits + Math.max(rows[i * ROW_FIELDS + 8]!, 0);
+    for (let i = 0, at = 0; i < rowCount; i++) {
+      const customerBytes = rows[i * ROW_FIELDS + 7]!;
+      customerAt[i] = at;
+      productAt[i] = at + customerBytes;
+      at += customerBytes + Math.max(rows[i * ROW_FIELDS + 8]!, 0);
     }
-    if (!this.customers.numbersOf(units, customerAt, rows, ROW_FIELDS, 7, rowCount, customerOf)) return this.giveUp('customers');
-    if (!this.products.numbersOf(units, productAt, rows, ROW_FIELDS, 8, rowCount, productOf)) return this.giveUp('products');
+    if (!this.customers.numbersOf(bytes, customerAt, rows, ROW_FIELDS, 7, rowCount, customerOf)) return this.giveUp('customers');
+    if (!this.products.numbersOf(bytes, productAt, rows, ROW_FIELDS, 8, rowCount, productOf)) return this.giveUp('products');
     this.runs.touch(customerOf, rowCount);
     this.amounts.touch(rows, ROW_FIELDS, 5, rowCount);
     for (let i = 0; i < rowCount && this.complete; i++) this.add(rows, i * ROW_FIELDS, customerOf[i]!, productOf[i]!);

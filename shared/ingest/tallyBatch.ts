@@ -2,6 +2,7 @@
 // at a time, so that a batch can go to the tally's own thread without a copy (its buffers are
 // transferred, and come back to be filled again) and the tally makes no string of any name.
 import { grown } from './typedArrays.ts';
+import { MAX_BYTES_PER_UNIT, writeUtf8 } from './utf8Bytes.ts';
 import { hash53 } from './numberSet.ts';
 import { currencyIndex } from './currencies.ts';
 
@@ -20,8 +21,9 @@ export type TalliedRow = {
 
 /**
  * Numbers per valid row in `rows`: contractId present (1) or not (0), start day, start month, end
- * day, end month, cents, currency (currencyIndex, -1 when absent), the customer's UTF-16 units
- * and the product's (-1 when absent). Their units follow one another in `units`, row by row.
+ * day, end month, cents, currency (currencyIndex, -1 when absent), the customer's UTF-8 bytes and
+ * the product's (-1 when absent). Their bytes follow one another in `bytes`, row by row (as UTF-8:
+ * half the room of UTF-16 for the Latin names most files hold, in the batch and in the tally).
  */
 export const ROW_FIELDS = 9;
 
@@ -31,16 +33,16 @@ export type TallyBatch = {
   idCount: number;
   rows: Float64Array<ArrayBuffer>;
   rowCount: number;
-  units: Uint16Array<ArrayBuffer>;
-  unitCount: number;
+  bytes: Uint8Array<ArrayBuffer>;
+  byteCount: number;
 };
 
 export function emptyBatch(): TallyBatch {
-  return { ids: new Float64Array(4096), idCount: 0, rows: new Float64Array(4096 * ROW_FIELDS), rowCount: 0, units: new Uint16Array(64 * 1024), unitCount: 0 };
+  return { ids: new Float64Array(4096), idCount: 0, rows: new Float64Array(4096 * ROW_FIELDS), rowCount: 0, bytes: new Uint8Array(128 * 1024), byteCount: 0 };
 }
 
 /** The buffers a batch holds, to transfer it. */
-export const buffersOf = (batch: TallyBatch): ArrayBuffer[] => [batch.ids.buffer, batch.rows.buffer, batch.units.buffer];
+export const buffersOf = (batch: TallyBatch): ArrayBuffer[] => [batch.ids.buffer, batch.rows.buffer, batch.bytes.buffer];
 
 /** Fills a batch, row by row. */
 export class TallyBatchWriter {
@@ -67,7 +69,11 @@ export class TallyBatchWriter {
     const at = b.rowCount * ROW_FIELDS;
     if (at + ROW_FIELDS > b.rows.length) b.rows = grown(b.rows, at + ROW_FIELDS);
     const { customer, product } = row;
-    const productUnits = product === null ? -1 : product.length;
+    // Room for the names at their longest (3 bytes a unit), then their bytes.
+    const most = b.byteCount + MAX_BYTES_PER_UNIT * (customer.length + (product === null ? 0 : product.length));
+    if (most > b.bytes.length) b.bytes = grown(b.bytes, most);
+    const customerEnd = writeUtf8(customer, b.bytes, b.byteCount);
+    const productEnd = product === null ? customerEnd : writeUtf8(product, b.bytes, customerEnd);
     const rows = b.rows;
     rows[at] = row.contractId === null ? 0 : 1;
     rows[at + 1] = row.startDay;
@@ -76,16 +82,10 @@ export class TallyBatchWriter {
     rows[at + 4] = row.endMonth;
     rows[at + 5] = row.cents;
     rows[at + 6] = row.currency === null ? -1 : currencyIndex(row.currency);
-    rows[at + 7] = customer.length;
-    rows[at + 8] = productUnits;
+    rows[at + 7] = customerEnd - b.byteCount;
+    rows[at + 8] = product === null ? -1 : productEnd - customerEnd;
     b.rowCount++;
-    let unit = b.unitCount;
-    const end = unit + customer.length + Math.max(productUnits, 0);
-    if (end > b.units.length) b.units = grown(b.units, end);
-    const units = b.units;
-    for (let i = 0; i < customer.length; i++) units[unit++] = customer.charCodeAt(i);
-    if (product !== null) for (let i = 0; i < product.length; i++) units[unit++] = product.charCodeAt(i);
-    b.unitCount = end;
+    b.byteCount = productEnd;
   }
 
   /** Hands over the batch filled so far and goes on with `next` (emptied). */
@@ -93,7 +93,7 @@ export class TallyBatchWriter {
     const full = this.batch;
     next.idCount = 0;
     next.rowCount = 0;
-    next.unitCount = 0;
+    next.byteCount = 0;
     this.batch = next;
     return full;
   }

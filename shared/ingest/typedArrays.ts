@@ -1,7 +1,7 @@
 // Typed arrays the tally grows, reserves and lets go (tally.ts, nameTable.ts, customerRuns.ts,
 // numberSet.ts, tallyBatch.ts).
 
-type Grown = Int32Array<ArrayBuffer> | Uint16Array<ArrayBuffer> | Float64Array<ArrayBuffer>;
+type Grown = Int32Array<ArrayBuffer> | Uint8Array<ArrayBuffer> | Float64Array<ArrayBuffer>;
 
 /** The array, or a copy half as long again (at least `atLeast`): doubling would waste up to half of tens of MiB. */
 export function grown<T extends Grown>(array: T, atLeast: number): T {
