@@ -3,7 +3,6 @@
 // every process on any machine sees it. A file is written whole from one stream, or resumably
 // (tus) in pieces that may come to different processes: `resumable_blobs` keeps such a file's
 // declared length and the bytes received. The only writer of both tables.
-import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { Readable } from 'node:stream';
@@ -14,7 +13,7 @@ import { type BlobSource, type BlobStore, type StoredBlob, TooLarge } from './bl
 import { type ChunkEncoding, completeBlob, deleteBlobRecord, insertBlob, insertUnwrittenBlob, WriterBehind, type WriterHeartbeat } from './blobRecords.ts';
 import { type Client, type Pool, type Queryable, withTransaction } from '../platform/db.ts';
 import { newId } from '../platform/ids.ts';
-import { digestOfStream } from '../platform/streamDigest.ts';
+import { readerDigest } from '../platform/streamDigest.ts';
 
 export const CHUNK_BYTES = 1024 * 1024;
 
@@ -69,8 +68,7 @@ async function writeBlob(
 ): Promise<StoredBlob> {
   const id = newId('blob');
   // Hashed as it streams here, unless it already is (the idempotency filter hashes a request's body).
-  const tapped = digestOfStream(source);
-  const hash = tapped ? undefined : createHash('sha256');
+  const hash = readerDigest(source);
   await insertBlob(db, id, 'zstd');
   heartbeat.add(id);
   let seq = 0;
@@ -99,12 +97,12 @@ async function writeBlob(
     for await (const chunk of source as AsyncIterable<Buffer>) {
       bytes += chunk.length;
       if (bytes > maxBytes) throw new TooLarge(maxBytes);
-      hash?.update(chunk);
+      hash.update(chunk);
       if (gathered.add(chunk)) await flush();
     }
     await flush();
     await storing;
-    const sha256 = tapped ? tapped.sha256() : hash!.digest();
+    const sha256 = hash.sha256();
     await completeBlob(db, id, bytes, sha256);
     return { id, bytes, sha256 };
   } catch (error) {

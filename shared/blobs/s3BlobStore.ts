@@ -5,14 +5,13 @@
 import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { createHash } from 'node:crypto';
 import { PassThrough, type Readable } from 'node:stream';
 import { type BlobSource, type BlobStore, TooLarge } from './blobStore.ts';
 import { completeBlob, deleteBlobRecord, insertBlob, insertUnwrittenBlob, type WriterHeartbeat } from './blobRecords.ts';
 import type { S3Settings } from '../platform/config.ts';
 import type { Pool } from '../platform/db.ts';
 import { newId } from '../platform/ids.ts';
-import { digestOfStream } from '../platform/streamDigest.ts';
+import { readerDigest } from '../platform/streamDigest.ts';
 import { S3ResumableStore } from './s3ResumableStore.ts';
 
 export function createS3Client(settings: S3Settings): S3Client {
@@ -55,8 +54,7 @@ export function createS3BlobStore(settings: S3Settings, pool: Pool, writers: Wri
       await insertBlob(pool, id);
       writers.add(id);
       // Hashed as it streams here, unless it already is (the idempotency filter hashes a request's body).
-      const tapped = digestOfStream(source);
-      const hash = tapped ? undefined : createHash('sha256');
+      const hash = readerDigest(source);
       const body = new PassThrough();
       let bytes = 0;
       const upload = new Upload({ client: s3, params: { Bucket, Key: id, Body: body }, partSize: 5 * 1024 * 1024, queueSize: 2 });
@@ -66,7 +64,7 @@ export function createS3BlobStore(settings: S3Settings, pool: Pool, writers: Wri
         for await (const chunk of source as AsyncIterable<Buffer>) {
           bytes += chunk.length;
           if (bytes > maxBytes) throw new TooLarge(maxBytes);
-          hash?.update(chunk);
+          hash.update(chunk);
           if (!body.write(chunk)) await new Promise((resolve) => body.once('drain', resolve));
         }
         body.end();
@@ -84,7 +82,7 @@ export function createS3BlobStore(settings: S3Settings, pool: Pool, writers: Wri
       } finally {
         writers.remove(id);
       }
-      const sha256 = tapped ? tapped.sha256() : hash!.digest();
+      const sha256 = hash.sha256();
       await completeBlob(pool, id, bytes, sha256);
       return { id, bytes, sha256 };
     },

@@ -29,7 +29,13 @@ export function digestStream(stream: Readable): StreamDigest {
   return digest;
 }
 
-/** The digest digestStream started for `source`, if it did (a blob store then need not hash the same bytes again). */
-export function digestOfStream(source: unknown): StreamDigest | undefined {
-  return typeof source === 'object' && source !== null ? digests.get(source) : undefined;
+/**
+ * The SHA-256 of what a reader takes from `source`, chunk by chunk: the digest digestStream already
+ * takes of it (then `update` does nothing: the same bytes are not hashed twice), or its own.
+ */
+export function readerDigest(source: unknown): { update(chunk: Buffer): void; sha256(): Buffer } {
+  const tapped = typeof source === 'object' && source !== null ? digests.get(source) : undefined;
+  if (tapped) return { update: () => {}, sha256: tapped.sha256 };
+  const hash = createHash('sha256');
+  return { update: (chunk) => hash.update(chunk), sha256: () => hash.digest() };
 }
