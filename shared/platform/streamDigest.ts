@@ -1,7 +1,8 @@
 // A stream's SHA-256, hashed once as its bytes are read, whoever reads them. The idempotency
 // filter fingerprints a request's body this way, and a blob store keeps the SHA-256 of the file it
-// stores: for a file sent as the request body itself (text/csv, the PUT to an upload URL) those
-// are the same bytes, and hashing them twice cost the web process 0.12 s of CPU per 100 MB.
+// stores: for a file posted as the request body itself (text/csv) those are the same bytes, and
+// hashing them twice cost the web process 0.12 s of CPU per 100 MB. (The PUT to an upload URL has
+// no idempotency key: its store hashes the body alone.)
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 
