@@ -10,8 +10,15 @@ describe('tally', () => {
     const tally = new Tally();
     const writer = new TallyBatchWriter();
     for (let i = 0; i < 100; i++) {
-      writer.addContractId(`c${i}`);
-      writer.add({ contractId: `c${i}`, customer: `Customer ${i % 10}`, product: 'Pro', startDay: 20_000 + i, startMonth: 657, endDay: 20_400 + i, endMonth: 670, cents: 1_000 + i, currency: 'EUR' });
+      const id = `c${i}`;
+      const customer = `Customer ${i % 10}`;
+      const text = Buffer.from(`${id}${customer}Pro`);
+      writer.addContractId(text, 0, id.length);
+      const productStart = id.length + customer.length;
+      writer.add({
+        hasContractId: true, text, customerStart: id.length, customerEnd: productStart, productStart, productEnd: text.length,
+        startDay: 20_000 + i, startMonth: 657, endDay: 20_400 + i, endMonth: 670, cents: 1_000 + i, currency: 'EUR',
+      });
     }
     tally.addBatch(writer.batch);
     expect(tally.end()).to.include({ complete: true, presentContractIds: 100, contractIdsDistinct: true });

@@ -86,8 +86,8 @@ class ThreadFeed implements TallyFeed {
     this.done = done;
   }
 
-  addContractId(contractId: string): void {
-    if (this.lost === undefined) this.writer.addContractId(contractId);
+  addContractId(text: Uint8Array, start: number, end: number): void {
+    if (this.lost === undefined) this.writer.addContractId(text, start, end);
   }
 
   add(row: TalliedRow): void {

@@ -30,6 +30,15 @@ export class BinaryCopyWriter {
     this.at = SIGNATURE.length + 8;
   }
 
+  /** The buffer the current row is written to, and where the next value goes in it: a value's bytes can be read back (the tally's names). */
+  get buffer(): Buffer {
+    return this.buf;
+  }
+
+  get offset(): number {
+    return this.at;
+  }
+
   /** Starts a row of `fields` fields; makes room for a row of up to `maxBytes`. */
   row(fields: number, maxBytes: number): void {
     if (this.at + maxBytes + 2 > this.buf.length) this.cut(maxBytes + 2);

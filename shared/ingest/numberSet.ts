@@ -11,12 +11,12 @@ import { freeNow, Reservation } from './typedArrays.ts';
 const MIN_SLOTS = 1 << 12;
 const MAX_LOAD = 0.7;
 
-/** 53 bits of a string's hash (two 32-bit FNV-1a variants), for telling strings apart cheaply. */
-export function hash53(value: string): number {
+/** 53 bits of a byte string's hash (two 32-bit FNV-1a variants), for telling values apart cheaply: `bytes[start, end)`. */
+export function hash53(bytes: Uint8Array, start: number, end: number): number {
   let a = 0x811c9dc5;
   let b = 0x9747b28c;
-  for (let i = 0; i < value.length; i++) {
-    const c = value.charCodeAt(i);
+  for (let i = start; i < end; i++) {
+    const c = bytes[i]!;
     a = Math.imul(a ^ c, 0x01000193);
     b = Math.imul(b ^ c, 0x5bd1e995);
   }

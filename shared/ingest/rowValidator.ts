@@ -45,6 +45,10 @@ const START_DATE = position('startDate');
 const END_DATE = position('endDate');
 const AMOUNT = position('amount');
 const CURRENCY_CODE = position('currency');
+// The tally reads these fields' bytes back from the COPY row: text fields.
+for (const f of [CONTRACT_ID, CUSTOMER, PRODUCT, ...(UNIQUE < 0 ? [] : [UNIQUE])]) {
+  if (FIELDS[f]!.kind !== 'string') throw new Error(`the tally reads ${NAMES[f]} as text`);
+}
 
 /** The fields without which the header cannot be read. */
 export const REQUIRED_COLUMNS: readonly string[] = FIELDS.filter((f) => f.required).map((f) => f.name);
@@ -151,7 +155,8 @@ export class RowValidator {
   private readonly tally: TallyFeed | undefined;
   /** Reused for every row: the tally's feed packs it at once. */
   private readonly read: TalliedRow = {
-    contractId: null, customer: '', product: null, startDay: NaN, startMonth: 0, endDay: NaN, endMonth: 0, cents: NaN, currency: null,
+    hasContractId: false, text: new Uint8Array(0), customerStart: 0, customerEnd: 0, productStart: -1, productEnd: -1,
+    startDay: NaN, startMonth: 0, endDay: NaN, endMonth: 0, cents: NaN, currency: null,
   };
   private row = 0;
   private valid = true;
@@ -160,6 +165,8 @@ export class RowValidator {
   private readonly values: (string | null)[] = FIELDS.map(() => null);
   private readonly dates: ReadDate[] = FIELDS.map(() => ({ day: NaN, month: 0 }));
   private readonly cents = new Float64Array(FIELD_COUNT);
+  /** Where each text field's UTF-8 bytes start and end in the COPY buffer, by field position (2f, 2f + 1). */
+  private readonly spans = new Int32Array(2 * FIELD_COUNT);
   /**
    * Set once the file is known to hold a NUL byte: until then no cell is searched for one. (No
    * text column can store U+0000: it is reported, never sent to PostgreSQL.)
@@ -246,15 +253,37 @@ export class RowValidator {
       values[f] = value;
     }
 
+    // The COPY row first: the tally takes its names' bytes from it.
+    const copy = this.copy;
+    const spans = this.spans;
+    copy.row(COPY_FIELDS, ROW_BYTES + this.versionId.length + 3 * textLength);
+    copy.bytes(this.versionId);
+    copy.int8(row);
+    for (let f = 0; f < FIELD_COUNT; f++) {
+      const kind = KIND[f]!;
+      if (kind === STRING) {
+        // A required text column is NOT NULL: an invalid row's cell is stored empty until the rollback.
+        spans[2 * f] = copy.offset + 4;
+        copy.text(values[f] ?? (REQUIRED[f] ? '' : null));
+        spans[2 * f + 1] = copy.offset;
+      } else if (kind === DATE) copy.date(dates[f]!.day);
+      else if (kind === DECIMAL) copy.numeric(values[f]!);
+      else copy.text(values[f]!);
+    }
+
     const tally = this.tally;
     if (tally) {
-      const unique = UNIQUE < 0 ? null : values[UNIQUE]!;
-      if (unique !== null) tally.addContractId(unique);
+      const text = copy.buffer;
+      if (UNIQUE >= 0 && values[UNIQUE] !== null) tally.addContractId(text, spans[2 * UNIQUE]!, spans[2 * UNIQUE + 1]!);
       if (this.valid) {
         const read = this.read;
-        read.contractId = values[CONTRACT_ID]!;
-        read.customer = values[CUSTOMER]!;
-        read.product = values[PRODUCT]!;
+        const hasProduct = values[PRODUCT] !== null;
+        read.hasContractId = values[CONTRACT_ID] !== null;
+        read.text = text;
+        read.customerStart = spans[2 * CUSTOMER]!;
+        read.customerEnd = spans[2 * CUSTOMER + 1]!;
+        read.productStart = hasProduct ? spans[2 * PRODUCT]! : -1;
+        read.productEnd = hasProduct ? spans[2 * PRODUCT + 1]! : -1;
         read.startDay = dates[START_DATE]!.day;
         read.startMonth = dates[START_DATE]!.month;
         read.endDay = dates[END_DATE]!.day;
@@ -263,18 +292,6 @@ export class RowValidator {
         read.currency = values[CURRENCY_CODE]!;
         tally.add(read);
       }
-    }
-    const copy = this.copy;
-    copy.row(COPY_FIELDS, ROW_BYTES + this.versionId.length + 3 * textLength);
-    copy.bytes(this.versionId);
-    copy.int8(row);
-    for (let f = 0; f < FIELD_COUNT; f++) {
-      const kind = KIND[f]!;
-      // A required text column is NOT NULL: an invalid row's cell is stored empty until the rollback.
-      if (kind === STRING) copy.text(values[f] ?? (REQUIRED[f] ? '' : null));
-      else if (kind === DATE) copy.date(dates[f]!.day);
-      else if (kind === DECIMAL) copy.numeric(values[f]!);
-      else copy.text(values[f]!);
     }
   }
 }

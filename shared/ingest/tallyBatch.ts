@@ -2,15 +2,21 @@
 // at a time, so that a batch can go to the tally's own thread without a copy (its buffers are
 // transferred, and come back to be filled again) and the tally makes no string of any name.
 import { grown } from './typedArrays.ts';
-import { MAX_BYTES_PER_UNIT, writeUtf8 } from './utf8Bytes.ts';
 import { hash53 } from './numberSet.ts';
 import { currencyIndex } from './currencies.ts';
 
-/** A valid contract row as the validator read it: dates as day and month numbers, amount in cents. */
+/**
+ * A valid contract row as the validator read it: its names as spans of UTF-8 bytes in `text` (the
+ * COPY row the validator wrote, so that a name is encoded once), dates as day and month numbers,
+ * amount in cents.
+ */
 export type TalliedRow = {
-  contractId: string | null;
-  customer: string;
-  product: string | null;
+  hasContractId: boolean;
+  text: Uint8Array;
+  customerStart: number;
+  customerEnd: number;
+  productStart: number; // both -1 when absent
+  productEnd: number;
   startDay: number; // NaN when absent
   startMonth: number;
   endDay: number;
@@ -57,35 +63,39 @@ export class TallyBatchWriter {
     return Math.max(this.batch.idCount, this.batch.rowCount);
   }
 
-  /** A stored row's contractId, valid or not. */
-  addContractId(contractId: string): void {
+  /** A stored row's contractId, valid or not: its UTF-8 bytes `text[start, end)`. */
+  addContractId(text: Uint8Array, start: number, end: number): void {
     const b = this.batch;
     if (b.idCount === b.ids.length) b.ids = grown(b.ids, b.idCount + 1);
-    b.ids[b.idCount++] = hash53(contractId);
+    b.ids[b.idCount++] = hash53(text, start, end);
   }
 
   add(row: TalliedRow): void {
     const b = this.batch;
     const at = b.rowCount * ROW_FIELDS;
     if (at + ROW_FIELDS > b.rows.length) b.rows = grown(b.rows, at + ROW_FIELDS);
-    const { customer, product } = row;
-    // Room for the names at their longest (3 bytes a unit), then their bytes.
-    const most = b.byteCount + MAX_BYTES_PER_UNIT * (customer.length + (product === null ? 0 : product.length));
-    if (most > b.bytes.length) b.bytes = grown(b.bytes, most);
-    const customerEnd = writeUtf8(customer, b.bytes, b.byteCount);
-    const productEnd = product === null ? customerEnd : writeUtf8(product, b.bytes, customerEnd);
+    const { text, customerStart, customerEnd, productStart, productEnd } = row;
+    const customerBytes = customerEnd - customerStart;
+    const productBytes = productStart < 0 ? -1 : productEnd - productStart;
+    const end = b.byteCount + customerBytes + Math.max(productBytes, 0);
+    if (end > b.bytes.length) b.bytes = grown(b.bytes, end);
+    // Names are short: a loop copies them faster than a call to set() would.
+    const bytes = b.bytes;
+    let out = b.byteCount;
+    for (let i = customerStart; i < customerEnd; i++) bytes[out++] = text[i]!;
+    for (let i = productStart; i < productEnd; i++) bytes[out++] = text[i]!;
     const rows = b.rows;
-    rows[at] = row.contractId === null ? 0 : 1;
+    rows[at] = row.hasContractId ? 1 : 0;
     rows[at + 1] = row.startDay;
     rows[at + 2] = row.startMonth;
     rows[at + 3] = row.endDay;
     rows[at + 4] = row.endMonth;
     rows[at + 5] = row.cents;
     rows[at + 6] = row.currency === null ? -1 : currencyIndex(row.currency);
-    rows[at + 7] = customerEnd - b.byteCount;
-    rows[at + 8] = product === null ? -1 : productEnd - customerEnd;
+    rows[at + 7] = customerBytes;
+    rows[at + 8] = productBytes;
     b.rowCount++;
-    b.byteCount = productEnd;
+    b.byteCount = end;
   }
 
   /** Hands over the batch filled so far and goes on with `next` (emptied). */

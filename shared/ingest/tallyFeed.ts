@@ -6,8 +6,8 @@ import { type Tally, type TallyEnd, type TallyResult } from './tally.ts';
 import { type TalliedRow, TallyBatchWriter } from './tallyBatch.ts';
 
 export interface TallyFeed {
-  /** A stored row's contractId, valid or not (for the duplicate check). */
-  addContractId(contractId: string): void;
+  /** A stored row's contractId, valid or not (for the duplicate check): its UTF-8 bytes `text[start, end)`. */
+  addContractId(text: Uint8Array, start: number, end: number): void;
   /** A valid row. */
   add(row: TalliedRow): void;
   /** Hands over the rows added so far; a promise to wait for while the tally is behind, else undefined. */
@@ -28,8 +28,8 @@ export class LocalTallyFeed implements TallyFeed {
     this.tally = tally;
   }
 
-  addContractId(contractId: string): void {
-    this.writer.addContractId(contractId);
+  addContractId(text: Uint8Array, start: number, end: number): void {
+    this.writer.addContractId(text, start, end);
   }
 
   add(row: TalliedRow): void {

@@ -1,7 +1,7 @@
 // Strings to UTF-8 in JavaScript, unit by unit, as Buffer's write does it (a lone surrogate
-// becomes U+FFFD): the build encodes every text cell twice a row (for COPY, and for the tally's
-// names), and cells are short, so a call into C++ per cell cost more than the encoding (one per
-// non-ASCII cell was 5% of a build thread's time on names beyond ASCII).
+// becomes U+FFFD): the build encodes every text cell of every row for COPY (the tally reads its
+// names' bytes back from the COPY row), and cells are short, so a call into C++ per cell cost more
+// than the encoding (one per non-ASCII cell was 5% of a build thread's time on names beyond ASCII).
 
 /** At most this many bytes a UTF-16 unit: room to make before encoding. */
 export const MAX_BYTES_PER_UNIT = 3;
