@@ -2,6 +2,7 @@
 // and rarely collected, so what a finished tally held must go when it is closed, not at the next
 // full collection (250 small builds left a worker 70 MiB larger).
 import { expect } from 'chai';
+import { currencyIndex } from '../shared/ingest/currencies.ts';
 import { Tally } from '../shared/ingest/tally.ts';
 import { TallyBatchWriter } from '../shared/ingest/tallyBatch.ts';
 
@@ -17,7 +18,7 @@ describe('tally', () => {
       const productStart = id.length + customer.length;
       writer.add({
         hasContractId: true, text, customerStart: id.length, customerEnd: productStart, productStart, productEnd: text.length,
-        startDay: 20_000 + i, startMonth: 657, endDay: 20_400 + i, endMonth: 670, cents: 1_000 + i, currency: 'EUR',
+        startDay: 20_000 + i, startMonth: 657, endDay: 20_400 + i, endMonth: 670, cents: 1_000 + i, currency: currencyIndex(Buffer.from('EUR'), 0),
       });
     }
     tally.addBatch(writer.batch);

@@ -1,8 +1,8 @@
 // Currency codes as small numbers: three letters A–Z in base 32, to index an array by them.
 
-/** A currency code as a number. */
-export function currencyIndex(code: string): number {
-  return ((code.charCodeAt(0) & 31) << 10) | ((code.charCodeAt(1) & 31) << 5) | (code.charCodeAt(2) & 31);
+/** A currency code as a number: its three letters `bytes[at, at + 3)`. */
+export function currencyIndex(bytes: Uint8Array, at: number): number {
+  return ((bytes[at]! & 31) << 10) | ((bytes[at + 1]! & 31) << 5) | (bytes[at + 2]! & 31);
 }
 
 /** The code currencyIndex made `index` of. */

@@ -4,16 +4,18 @@
 // what to keep. Rows are numbered as a spreadsheet shows them: the header is row 1, a blank line
 // keeps its number, a quoted value spanning lines is still one row, and so is a record too long
 // to be read. Time is linear in the file's size and memory bounded whatever its shape (see
-// csvRecords.ts); bad bytes are found on the bytes (see utf8Text.ts).
+// csvRecords.ts); the file is read as bytes throughout, and bad bytes are found on them (see
+// utf8Chunks.ts).
+import { isUtf8 } from 'node:buffer';
 import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { BinaryCopyWriter } from './binaryCopy.ts';
 import type { RowError } from '../contract/fields.ts';
-import { mapHeader, missingColumns, REQUIRED_COLUMNS, RowValidator, trimmed } from './rowValidator.ts';
-import { CsvRecords, MAX_RECORD_BYTES } from './csvRecords.ts';
+import { mapHeader, missingColumns, REQUIRED_COLUMNS, RowValidator, trim } from './rowValidator.ts';
+import { type Cells, CsvRecords, MAX_RECORD_BYTES } from './csvRecords.ts';
 import { readFileHead } from './fileHead.ts';
 import type { TallyFeed } from './tallyFeed.ts';
-import { Utf8Text } from './utf8Text.ts';
+import { Utf8Chunks } from './utf8Chunks.ts';
 
 const DECODE_BYTES = 64 * 1024;
 
@@ -66,11 +68,11 @@ async function parse(options: ParseOptions, iterator: AsyncIterator<Buffer>): Pr
   /** The first record was blank: the file is empty if nothing but blank lines follows. */
   let blankHeader = false;
   let stopped = false;
-  const decoder = new Utf8Text();
+  const chunks = new Utf8Chunks();
   /** Whether a NUL byte was met: until then no cell can hold one, and none is looked at. */
   let sawNul = false;
-  // Only rows read once bad bytes appeared need looking at (each became a lone surrogate).
-  const hasBadBytes = (cells: string[]) => decoder.sawBadBytes && cells.some((c) => !c.isWellFormed());
+  // Only rows read once bad bytes appeared need looking at.
+  const hasBadBytes = (cells: Cells) => chunks.sawBadBytes && !wellFormed(cells);
 
   /** The header cannot be read: no row of the file can be. */
   const noHeader = (error: Omit<RowError, 'row'>) => {
@@ -83,7 +85,7 @@ async function parse(options: ParseOptions, iterator: AsyncIterator<Buffer>): Pr
     stopped = true;
   };
 
-  const header = (cells: string[]) => {
+  const header = (cells: Cells) => {
     if (blankHeader) {
       if (!isBlank(cells)) missing(REQUIRED_COLUMNS);
       return;
@@ -93,14 +95,14 @@ async function parse(options: ParseOptions, iterator: AsyncIterator<Buffer>): Pr
       blankHeader = true;
       return;
     }
-    const map = mapHeader(cells);
+    const map = mapHeader(cells.texts());
     const absent = missingColumns(map);
     if (absent.length > 0) return missing(absent);
-    validator = new RowValidator(map, cells.length, versionId, { report, copy, tally: options.tally });
+    validator = new RowValidator(map, cells.count, versionId, { report, copy, tally: options.tally });
     validator.mayHoldNul = sawNul;
   };
 
-  const onRecord = (cells: string[]) => {
+  const onRecord = (cells: Cells) => {
     const row = ++counter;
     if (stopped) return;
     rows = row;
@@ -133,25 +135,24 @@ async function parse(options: ParseOptions, iterator: AsyncIterator<Buffer>): Pr
   );
 
   let first = true;
-  const read = (chunk: string) => {
+  const read = (chunk: Buffer) => {
     if (first && chunk.length > 0) {
       first = false;
-      if (chunk.charCodeAt(0) === 0xfeff) chunk = chunk.slice(1);
+      if (startsWithBom(chunk)) chunk = chunk.subarray(BOM_BYTES);
     }
     records.push(chunk);
   };
   async function* copyRows(): AsyncGenerator<Buffer> {
     const source = withHead(head, iterator, (n) => (bytes += n));
     for await (const chunk of source) {
-      // In slices: a string of a whole 1 MiB chunk would be allocated outside the young
-      // generation and freed only by a full collection, which lets the heap grow by tens of MiB.
+      // In slices, so that COPY batches, the tally's and the reports go out as the file is read.
       for (let at = 0; at < chunk.length; at += DECODE_BYTES) {
         const slice = chunk.subarray(at, at + DECODE_BYTES);
         if (!sawNul && slice.includes(0)) {
           sawNul = true;
           if (validator) validator.mayHoldNul = true;
         }
-        read(decoder.write(slice));
+        read(chunks.write(slice));
         yield* copy.take();
         // A file of bad rows reports faster than its errors are stored, and a tally on a thread of
         // its own may count slower than rows are read: wait, so that neither piles up.
@@ -162,7 +163,7 @@ async function parse(options: ParseOptions, iterator: AsyncIterator<Buffer>): Pr
       }
       options.progress?.(rows, bytes);
     }
-    read(decoder.end());
+    read(chunks.end());
     records.end();
     yield* copy.finish();
   }
@@ -177,11 +178,25 @@ async function parse(options: ParseOptions, iterator: AsyncIterator<Buffer>): Pr
 
 const sizeText = (bytes: number) => (bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`);
 
-/** Every cell empty or whitespace. */
-function isBlank(cells: string[]): boolean {
-  for (const c of cells) if (trimmed(c) !== '') return false;
+/** Every cell empty or white space. */
+function isBlank(cells: Cells): boolean {
+  for (let i = 0; i < cells.count; i++) {
+    trim(cells.bytes, cells.starts[i]!, cells.ends[i]!, SPAN);
+    if (SPAN[1]! > SPAN[0]!) return false;
+  }
   return true;
 }
+const SPAN = new Int32Array(2);
+
+/** Every cell is UTF-8. */
+function wellFormed(cells: Cells): boolean {
+  for (let i = 0; i < cells.count; i++) if (!isUtf8(cells.bytes.subarray(cells.starts[i]!, cells.ends[i]!))) return false;
+  return true;
+}
+
+/** The byte order mark U+FEFF as UTF-8. */
+const BOM_BYTES = 3;
+const startsWithBom = (chunk: Buffer) => chunk.length >= BOM_BYTES && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf;
 
 async function* withHead(head: Buffer[], rest: AsyncIterator<Buffer>, count: (n: number) => void) {
   for (const chunk of head) yield chunk;

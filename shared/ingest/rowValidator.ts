@@ -1,9 +1,12 @@
 // The contract row's checks (../shared/spec/contract.md, "Contract rows (CSV)"), field by field as
 // shared/contract/fields.ts lists them, and the COPY row each record becomes. It runs once per
 // row, so it is kept allocation-light: what the table says is turned into arrays indexed by the
-// field's position once, when the module loads, and each cell is checked by its field's kind.
+// field's position once, when the module loads, and each cell is checked by its field's kind on
+// its UTF-8 bytes (csvRecords.ts): a text cell's bytes go to COPY as they are, and a cell becomes
+// a string only to be quoted in an error's message.
 import { CONTRACT_FIELDS, type FieldKind, type RowError, type RowErrorCode } from '../contract/fields.ts';
 import type { BinaryCopyWriter } from './binaryCopy.ts';
+import type { Cells } from './csvRecords.ts';
 import { dayNumber, isCalendarDate, monthNumber } from './calendar.ts';
 import { currencyIndex } from './currencies.ts';
 import type { TalliedRow } from './tallyBatch.ts';
@@ -68,37 +71,81 @@ export function missingColumns(map: ColumnMap): string[] {
 
 /** ISO 4217 codes in use, by currencyIndex: looked up by arithmetic on three letters, not by hashing a new string every row. */
 const CURRENCIES = new Uint8Array(1 << 15);
-for (const code of Intl.supportedValuesOf('currency')) CURRENCIES[currencyIndex(code)] = 1;
-const isUpper = (value: string, i: number) => value.charCodeAt(i) - 65 >>> 0 < 26;
-const isCurrency = (value: string) => value.length === 3 && isUpper(value, 0) && isUpper(value, 1) && isUpper(value, 2) && CURRENCIES[currencyIndex(value)] === 1;
+for (const code of Intl.supportedValuesOf('currency')) CURRENCIES[currencyIndex(Buffer.from(code), 0)] = 1;
+const isUpper = (c: number) => c - 65 >>> 0 < 26;
+
+/** `b[start, end)` is an ISO 4217 code in use: its currencyIndex, else -1. */
+function readCurrency(b: Uint8Array, start: number, end: number): number {
+  if (end - start !== 3 || !isUpper(b[start]!) || !isUpper(b[start + 1]!) || !isUpper(b[start + 2]!)) return -1;
+  const index = currencyIndex(b, start);
+  return CURRENCIES[index] === 1 ? index : -1;
+}
 
 /** A printable ASCII character: never white space. */
 const printable = (c: number) => c > 32 && c < 127;
 
-/** The cell without the white space around it: most cells have none, which their two ends tell without a call. */
-export function trimmed(cell: string): string {
-  const n = cell.length;
-  return n > 0 && printable(cell.charCodeAt(0)) && printable(cell.charCodeAt(n - 1)) ? cell : cell.trim();
+/**
+ * The length of the white space character at `b[i]` (before `end`) as String.prototype.trim counts
+ * white space (ECMAScript's WhiteSpace and LineTerminator: ASCII's, U+00A0, U+1680, U+2000–U+200A,
+ * U+2028, U+2029, U+202F, U+205F, U+3000, U+FEFF), or 0 when the character there is not one.
+ */
+export function spaceAt(b: Uint8Array, i: number, end: number): number {
+  const c = b[i]!;
+  if (c < 0x80) return c === 32 || (c >= 9 && c <= 13) ? 1 : 0;
+  if (c === 0xc2) return i + 1 < end && b[i + 1] === 0xa0 ? 2 : 0;
+  if (i + 2 >= end) return 0;
+  const c1 = b[i + 1]!;
+  const c2 = b[i + 2]!;
+  if (c === 0xe1) return c1 === 0x9a && c2 === 0x80 ? 3 : 0;
+  if (c === 0xe2) {
+    if (c1 === 0x80) return c2 <= 0x8a || c2 === 0xa8 || c2 === 0xa9 || c2 === 0xaf ? 3 : 0; // c2 ≥ 0x80: a continuation byte
+    return c1 === 0x81 && c2 === 0x9f ? 3 : 0;
+  }
+  if (c === 0xe3) return c1 === 0x80 && c2 === 0x80 ? 3 : 0;
+  if (c === 0xef) return c1 === 0xbb && c2 === 0xbf ? 3 : 0;
+  return 0;
 }
 
-const digit = (value: string, i: number) => value.charCodeAt(i) - 48;
-const isDigit = (value: string, i: number) => value.charCodeAt(i) - 48 >>> 0 < 10;
+/** A cell `b[start, end)` without the white space around it, as `[start, end)` in `into`: most cells have none, which their two ends tell. */
+export function trim(b: Uint8Array, start: number, end: number, into: Int32Array): void {
+  if (end > start && !(printable(b[start]!) && printable(b[end - 1]!))) {
+    for (let k = 0; start < end && (k = spaceAt(b, start, end)) > 0; ) start += k;
+    while (end > start) {
+      let last = end - 1;
+      while (last > start && (b[last]! & 0xc0) === 0x80) last--; // back to the last character's first byte
+      if (spaceAt(b, last, end) !== end - last) break;
+      end = last;
+    }
+  }
+  into[0] = start;
+  into[1] = end;
+}
+
+/** Characters (code points) in the UTF-8 bytes `b[start, end)`: the bytes that do not continue a character. */
+function characters(b: Uint8Array, start: number, end: number): number {
+  let n = 0;
+  for (let i = start; i < end; i++) if ((b[i]! & 0xc0) !== 0x80) n++;
+  return n;
+}
+
+const digit = (b: Uint8Array, i: number) => b[i]! - 48;
+const isDigit = (b: Uint8Array, i: number) => b[i]! - 48 >>> 0 < 10;
 
 /** A date: its day number (days since 1970-01-01) and month number (year × 12 + month − 1). */
 type ReadDate = { day: number; month: number };
 
-/** Reads a real calendar date YYYY-MM-DD by arithmetic into `into`; false if it is not one. */
-function readDate(value: string, into: ReadDate): boolean {
-  if (value.length !== 10 || value.charCodeAt(4) !== 45 || value.charCodeAt(7) !== 45) return false;
-  const y0 = digit(value, 0);
-  const y1 = digit(value, 1);
-  const y2 = digit(value, 2);
-  const y3 = digit(value, 3);
-  const m0 = digit(value, 5);
-  const m1 = digit(value, 6);
-  const d0 = digit(value, 8);
-  const d1 = digit(value, 9);
-  // Taken as unsigned, a character below '0' is above 9 too.
+/** Reads a real calendar date YYYY-MM-DD from `b[s, end)` by arithmetic into `into`; false if it is not one. */
+function readDate(b: Uint8Array, s: number, end: number, into: ReadDate): boolean {
+  if (end - s !== 10 || b[s + 4] !== 45 || b[s + 7] !== 45) return false;
+  const y0 = digit(b, s);
+  const y1 = digit(b, s + 1);
+  const y2 = digit(b, s + 2);
+  const y3 = digit(b, s + 3);
+  const m0 = digit(b, s + 5);
+  const m1 = digit(b, s + 6);
+  const d0 = digit(b, s + 8);
+  const d1 = digit(b, s + 9);
+  // Taken as unsigned, a byte below '0' is above 9 too.
   if (y0 >>> 0 > 9 || y1 >>> 0 > 9 || y2 >>> 0 > 9 || y3 >>> 0 > 9 || m0 >>> 0 > 9 || m1 >>> 0 > 9 || d0 >>> 0 > 9 || d1 >>> 0 > 9) return false;
   const year = y0 * 1000 + y1 * 100 + y2 * 10 + y3;
   const month = m0 * 10 + m1;
@@ -109,31 +156,29 @@ function readDate(value: string, into: ReadDate): boolean {
   return true;
 }
 
-
 const NOT_A_NUMBER = -1;
 const NEGATIVE = -2;
 /**
- * An amount as the contract allows it (-?, 1 to 18 digits, optionally `.` and 1 or 2 digits):
- * its cents (inexact past 2^53: the tally checks), or NOT_A_NUMBER, or NEGATIVE for a valid
- * negative one.
+ * An amount `b[start, end)` as the contract allows it (-?, 1 to 18 digits, optionally `.` and 1
+ * or 2 digits): its cents (inexact past 2^53: the tally checks), or NOT_A_NUMBER, or NEGATIVE for
+ * a valid negative one.
  */
-function readAmount(value: string): number {
-  const negative = value.charCodeAt(0) === 45;
-  let i = negative ? 1 : 0;
+function readAmount(b: Uint8Array, start: number, end: number): number {
+  const negative = b[start] === 45;
+  let i = negative ? start + 1 : start;
   let whole = 0;
-  const start = i;
-  while (i < value.length && isDigit(value, i)) whole = whole * 10 + digit(value, i++);
-  const digits = i - start;
+  const first = i;
+  while (i < end && isDigit(b, i)) whole = whole * 10 + digit(b, i++);
+  const digits = i - first;
   if (digits < 1 || digits > 18) return NOT_A_NUMBER;
   let fraction = 0;
-  if (i < value.length) {
-    const decimals = value.length - i - 1;
-    if (value.charCodeAt(i) !== 46 || decimals < 1 || decimals > 2 || !isDigit(value, i + 1) || (decimals === 2 && !isDigit(value, i + 2))) return NOT_A_NUMBER;
-    fraction = digit(value, i + 1) * 10 + (decimals === 2 ? digit(value, i + 2) : 0);
+  if (i < end) {
+    const decimals = end - i - 1;
+    if (b[i] !== 46 || decimals < 1 || decimals > 2 || !isDigit(b, i + 1) || (decimals === 2 && !isDigit(b, i + 2))) return NOT_A_NUMBER;
+    fraction = digit(b, i + 1) * 10 + (decimals === 2 ? digit(b, i + 2) : 0);
   }
   return negative ? NEGATIVE : whole * 100 + fraction;
 }
-
 
 /** The COPY columns, in the order the validator writes them. */
 export const COPY_COLUMNS = ['version_id', 'row_number', ...FIELDS.map((f) => f.column)].join(', ');
@@ -156,17 +201,22 @@ export class RowValidator {
   /** Reused for every row: the tally's feed packs it at once. */
   private readonly read: TalliedRow = {
     hasContractId: false, text: new Uint8Array(0), customerStart: 0, customerEnd: 0, productStart: -1, productEnd: -1,
-    startDay: NaN, startMonth: 0, endDay: NaN, endMonth: 0, cents: NaN, currency: null,
+    startDay: NaN, startMonth: 0, endDay: NaN, endMonth: 0, cents: NaN, currency: -1,
   };
   private row = 0;
   private valid = true;
-  // The current row, by field position: each cell's text (null when absent or invalid), and what
-  // was read of dates (day NaN when absent or invalid) and decimals (cents, NaN likewise).
-  private readonly values: (string | null)[] = FIELDS.map(() => null);
+  // The current row, by field position: each cell's bytes in the record's buffer, trimmed, as
+  // [starts[f], ends[f]) (starts[f] -1 when absent or invalid), and what was read of dates (day
+  // NaN when absent or invalid), decimals (cents, NaN likewise) and currencies (-1 likewise).
+  private bytes: Buffer = Buffer.alloc(0);
+  private readonly starts = new Int32Array(FIELD_COUNT);
+  private readonly ends = new Int32Array(FIELD_COUNT);
   private readonly dates: ReadDate[] = FIELDS.map(() => ({ day: NaN, month: 0 }));
   private readonly cents = new Float64Array(FIELD_COUNT);
-  /** Where each text field's UTF-8 bytes start and end in the COPY buffer, by field position (2f, 2f + 1). */
+  private readonly currencies = new Int32Array(FIELD_COUNT);
+  /** Where each text field's bytes start and end in the COPY buffer, by field position (2f, 2f + 1). */
   private readonly spans = new Int32Array(2 * FIELD_COUNT);
+  private readonly trimmed = new Int32Array(2);
   /**
    * Set once the file is known to hold a NUL byte: until then no cell is searched for one. (No
    * text column can store U+0000: it is reported, never sent to PostgreSQL.)
@@ -190,6 +240,12 @@ export class RowValidator {
   private fail(field: number, code: RowErrorCode, message: string): void {
     this.valid = false;
     this.report({ row: this.row, field: NAMES[field]!, code, message });
+    this.starts[field] = -1;
+  }
+
+  /** Field f's trimmed cell as text (for a message). */
+  private text(f: number): string {
+    return this.bytes.toString('utf8', this.starts[f]!, this.ends[f]!);
   }
 
   /**
@@ -197,88 +253,104 @@ export class RowValidator {
    * any error is rolled back, but its rows are stored until then for the duplicate check). A
    * record with the wrong number of cells is reported and not written.
    */
-  check(cells: string[], row: number): void {
-    if (cells.length !== this.width) {
-      this.report({ row, field: '*', code: 'malformed_row', message: `Row ${row} has ${cells.length} cells; the header has ${this.width}.` });
+  check(cells: Cells, row: number): void {
+    if (cells.count !== this.width) {
+      this.report({ row, field: '*', code: 'malformed_row', message: `Row ${row} has ${cells.count} cells; the header has ${this.width}.` });
       return;
     }
     this.row = row;
     this.valid = true;
-    const { map, values, dates, cents } = this;
-    let textLength = 0;
+    const b = cells.bytes;
+    this.bytes = b;
+    const { map, starts, ends, dates, cents, currencies, trimmed } = this;
+    let textBytes = 0;
     for (let f = 0; f < FIELD_COUNT; f++) {
       const kind = KIND[f]!;
-      if (kind === DATE) dates[f]!.day = NaN;
-      else if (kind === DECIMAL) cents[f] = NaN;
       const at = map[f]!;
-      let value: string | null = at < 0 ? null : trimmed(cells[at]!);
-      if (value === '') value = null;
-      if (value === null) {
+      let start = -1;
+      let end = -1;
+      if (at >= 0) {
+        trim(b, cells.starts[at]!, cells.ends[at]!, trimmed);
+        if (trimmed[1]! > trimmed[0]!) {
+          start = trimmed[0]!;
+          end = trimmed[1]!;
+        }
+      }
+      starts[f] = start;
+      ends[f] = end;
+      if (start < 0) {
+        if (kind === DATE) dates[f]!.day = NaN;
+        else if (kind === DECIMAL) cents[f] = NaN;
+        else if (kind === CURRENCY) currencies[f] = -1;
         if (REQUIRED[f]) this.fail(f, 'required', `${NAMES[f]} is required.`);
-      } else if (this.mayHoldNul && value.includes('\0')) {
+      } else if (this.mayHoldNul && b.subarray(start, end).includes(0)) {
+        if (kind === DATE) dates[f]!.day = NaN;
+        else if (kind === DECIMAL) cents[f] = NaN;
+        else if (kind === CURRENCY) currencies[f] = -1;
         this.fail(f, 'invalid_character', `${NAMES[f]} holds the NUL character (U+0000), which cannot be stored.`);
-        value = null;
       } else if (kind === STRING) {
-        // Characters, not UTF-16 units, and only counted when the cheap length says it may be too long.
+        // Characters, not bytes, and only counted when the byte count says it may be too long.
         const max = MAX_LENGTH[f]!;
-        if (value.length > max && [...value].length > max) {
-          this.fail(f, 'too_long', `${NAMES[f]} is longer than ${max} characters.`);
-          value = null;
-        } else textLength += value.length;
+        if (end - start > max && characters(b, start, end) > max) this.fail(f, 'too_long', `${NAMES[f]} is longer than ${max} characters.`);
+        else textBytes += end - start;
       } else if (kind === DATE) {
         const date = dates[f]!;
-        if (!readDate(value, date)) {
-          this.fail(f, 'not_a_date', `${NAMES[f]} ${JSON.stringify(value)} is not a date YYYY-MM-DD.`);
-          value = null;
+        if (!readDate(b, start, end, date)) {
+          date.day = NaN;
+          this.fail(f, 'not_a_date', `${NAMES[f]} ${JSON.stringify(this.text(f))} is not a date YYYY-MM-DD.`);
         } else {
           const other = NOT_BEFORE[f]!;
           // A NaN day (the other date absent or invalid) compares false.
           if (other >= 0 && date.day < dates[other]!.day) {
-            this.fail(f, 'end_before_start', `${NAMES[f]} ${value} is before ${NAMES[other]} ${values[other]}.`);
+            this.fail(f, 'end_before_start', `${NAMES[f]} ${this.text(f)} is before ${NAMES[other]} ${this.text(other)}.`);
+            starts[f] = start; // the date itself is stored: only the pair is wrong
           }
         }
       } else if (kind === DECIMAL) {
-        const read = readAmount(value);
+        const read = readAmount(b, start, end);
+        cents[f] = read < 0 ? NaN : read;
         if (read === NOT_A_NUMBER) {
-          this.fail(f, 'not_a_number', `${NAMES[f]} ${JSON.stringify(value)} is not a decimal number with at most 2 decimals.`);
-          value = null;
+          this.fail(f, 'not_a_number', `${NAMES[f]} ${JSON.stringify(this.text(f))} is not a decimal number with at most 2 decimals.`);
         } else if (read === NEGATIVE) {
-          this.fail(f, 'negative', `${NAMES[f]} ${value} is negative.`);
-          value = null;
-        } else cents[f] = read;
-      } else if (!isCurrency(value)) {
-        this.fail(f, 'not_a_currency', `${NAMES[f]} ${JSON.stringify(value)} is not an ISO 4217 currency code in use.`);
-        value = null;
+          this.fail(f, 'negative', `${NAMES[f]} ${this.text(f)} is negative.`);
+        }
+      } else {
+        const index = readCurrency(b, start, end);
+        currencies[f] = index;
+        if (index < 0) this.fail(f, 'not_a_currency', `${NAMES[f]} ${JSON.stringify(this.text(f))} is not an ISO 4217 currency code in use.`);
       }
-      values[f] = value;
     }
 
     // The COPY row first: the tally takes its names' bytes from it.
     const copy = this.copy;
     const spans = this.spans;
-    copy.row(COPY_FIELDS, ROW_BYTES + this.versionId.length + 3 * textLength);
+    copy.row(COPY_FIELDS, ROW_BYTES + this.versionId.length + textBytes);
     copy.bytes(this.versionId);
     copy.int8(row);
     for (let f = 0; f < FIELD_COUNT; f++) {
       const kind = KIND[f]!;
+      const start = starts[f]!;
       if (kind === STRING) {
-        // A required text column is NOT NULL: an invalid row's cell is stored empty until the rollback.
         spans[2 * f] = copy.offset + 4;
-        copy.text(values[f] ?? (REQUIRED[f] ? '' : null));
+        if (start >= 0) copy.text(b, start, ends[f]!);
+        // A required text column is NOT NULL: an invalid row's cell is stored empty until the rollback.
+        else if (REQUIRED[f]) copy.text(b, 0, 0);
+        else copy.null();
         spans[2 * f + 1] = copy.offset;
-      } else if (kind === DATE) copy.date(dates[f]!.day);
-      else if (kind === DECIMAL) copy.numeric(values[f]!);
-      else copy.text(values[f]!);
+      } else if (kind === DATE) copy.date(start < 0 ? NaN : dates[f]!.day);
+      else if (start < 0) copy.null();
+      else if (kind === DECIMAL) copy.numeric(b, start, ends[f]!);
+      else copy.text(b, start, ends[f]!);
     }
 
     const tally = this.tally;
     if (tally) {
       const text = copy.buffer;
-      if (UNIQUE >= 0 && values[UNIQUE] !== null) tally.addContractId(text, spans[2 * UNIQUE]!, spans[2 * UNIQUE + 1]!);
+      if (UNIQUE >= 0 && starts[UNIQUE]! >= 0) tally.addContractId(text, spans[2 * UNIQUE]!, spans[2 * UNIQUE + 1]!);
       if (this.valid) {
         const read = this.read;
-        const hasProduct = values[PRODUCT] !== null;
-        read.hasContractId = values[CONTRACT_ID] !== null;
+        const hasProduct = starts[PRODUCT]! >= 0;
+        read.hasContractId = starts[CONTRACT_ID]! >= 0;
         read.text = text;
         read.customerStart = spans[2 * CUSTOMER]!;
         read.customerEnd = spans[2 * CUSTOMER + 1]!;
@@ -289,7 +361,7 @@ export class RowValidator {
         read.endDay = dates[END_DATE]!.day;
         read.endMonth = dates[END_DATE]!.month;
         read.cents = cents[AMOUNT]!;
-        read.currency = values[CURRENCY_CODE]!;
+        read.currency = currencies[CURRENCY_CODE]!;
         tally.add(read);
       }
     }

@@ -3,7 +3,7 @@
 // giving users back the rows their file had, as they wrote them.
 import { CsvRecords } from './csvRecords.ts';
 import { readFileHead } from './fileHead.ts';
-import { Utf8Text } from './utf8Text.ts';
+import { Utf8Chunks } from './utf8Chunks.ts';
 
 const DECODE_BYTES = 64 * 1024;
 
@@ -21,18 +21,18 @@ export async function sourceRecords(source: AsyncIterable<Buffer>): Promise<Sour
     let row = 0;
     let ready: SourceRecord[] = [];
     const csv = new CsvRecords(delimiter, {
-      record: (cells) => ready.push({ row: ++row, cells: cells.map((c) => c.toWellFormed()) }),
+      record: (cells) => ready.push({ row: ++row, cells: cells.texts() }),
       malformed: () => ready.push({ row: ++row, cells: null }),
       overlong: () => ready.push({ row: ++row, cells: null }),
     });
-    const decoder = new Utf8Text();
+    const utf8 = new Utf8Chunks();
     let first = true;
-    const push = (text: string) => {
-      if (first && text.length > 0) {
+    const push = (bytes: Buffer) => {
+      if (first && bytes.length > 0) {
         first = false;
-        if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+        if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) bytes = bytes.subarray(3);
       }
-      csv.push(text);
+      csv.push(bytes);
     };
     const take = () => {
       const out = ready;
@@ -46,11 +46,11 @@ export async function sourceRecords(source: AsyncIterable<Buffer>): Promise<Sour
       };
       for await (const chunk of chunks()) {
         for (let at = 0; at < chunk.length; at += DECODE_BYTES) {
-          push(decoder.write(chunk.subarray(at, at + DECODE_BYTES)));
+          push(utf8.write(chunk.subarray(at, at + DECODE_BYTES)));
           yield* take();
         }
       }
-      push(decoder.end());
+      push(utf8.end());
       csv.end();
       yield* take();
     } finally {

@@ -3,7 +3,6 @@
 // transferred, and come back to be filled again) and the tally makes no string of any name.
 import { grown } from './typedArrays.ts';
 import { hash53 } from './numberSet.ts';
-import { currencyIndex } from './currencies.ts';
 
 /**
  * A valid contract row as the validator read it: its names as spans of UTF-8 bytes in `text` (the
@@ -22,7 +21,7 @@ export type TalliedRow = {
   endDay: number;
   endMonth: number;
   cents: number; // NaN when absent
-  currency: string | null;
+  currency: number; // its currencyIndex (currencies.ts), -1 when absent
 };
 
 /**
@@ -91,7 +90,7 @@ export class TallyBatchWriter {
     rows[at + 3] = row.endDay;
     rows[at + 4] = row.endMonth;
     rows[at + 5] = row.cents;
-    rows[at + 6] = row.currency === null ? -1 : currencyIndex(row.currency);
+    rows[at + 6] = row.currency;
     rows[at + 7] = customerBytes;
     rows[at + 8] = productBytes;
     b.rowCount++;
