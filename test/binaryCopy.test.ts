@@ -60,6 +60,20 @@ const twoDecimals = (amount: string) => {
   return `${BigInt(whole!)}.${fraction.padEnd(2, '0')}`;
 };
 
+/** Each amount written by numeric() from its digits and by numericCents() from its cents: the two streams. */
+function bothWays(amounts: string[]): [Buffer, Buffer] {
+  const digits = new BinaryCopyWriter();
+  const cents = new BinaryCopyWriter();
+  for (const amount of amounts) {
+    const bytes = Buffer.from(amount);
+    digits.row(1, 4 + 20);
+    digits.numeric(bytes, 0, bytes.length);
+    cents.row(1, 4 + 20);
+    cents.numericCents(Number(twoDecimals(amount).replace('.', '')));
+  }
+  return [Buffer.concat([...digits.take(), ...digits.finish()]), Buffer.concat([...cents.take(), ...cents.finish()])];
+}
+
 describe('binary COPY values', () => {
   it('when text values hold ASCII, Latin, Cyrillic, CJK and emoji, short and long, then each is written byte for byte', () => {
     const values = ['', 'Acme Corp', 'Lefèvre Software S.à r.l.', 'Газпромбанк', 'サポート 有限公司', 'rocket 🚀 and 𝄞', 'x'.repeat(64), 'y'.repeat(65), 'Ж'.repeat(500), null];
@@ -90,6 +104,25 @@ describe('binary COPY values', () => {
     fc.assert(
       fc.property(fc.array(amount, { maxLength: 20 }), (amounts) => {
         expect(writtenAmounts(amounts)).to.deep.equal(amounts.map(twoDecimals));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('when amounts up to 2^53 cents are written from their cents (property), then the bytes are those written from their digits', () => {
+    const fixed = ['0', '0.01', '0.1', '1', '99.99', '100', '10000', '10000.5', '90071992547409.91', '00012.30'];
+    const [digits, cents] = bothWays(fixed);
+    expect(cents).to.deep.equal(digits);
+    const amount = fc
+      .tuple(fc.bigInt({ min: 0n, max: BigInt(Number.MAX_SAFE_INTEGER) }), fc.constantFrom(0, 1, 2))
+      .map(([value, decimals]) => {
+        const text = String(value).padStart(3, '0');
+        return decimals === 0 ? text.slice(0, -2) : `${text.slice(0, -2)}.${text.slice(-2, decimals === 1 ? -1 : undefined)}`;
+      });
+    fc.assert(
+      fc.property(fc.array(amount, { maxLength: 20 }), (amounts) => {
+        const [fromDigits, fromCents] = bothWays(amounts);
+        expect(fromCents).to.deep.equal(fromDigits);
       }),
       { numRuns: 500 },
     );

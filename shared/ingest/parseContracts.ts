@@ -7,23 +7,29 @@
 // csvRecords.ts); the file is read as bytes throughout, and bad bytes are found on them (see
 // utf8Chunks.ts).
 import { isUtf8 } from 'node:buffer';
-import { Readable, type Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { Readable, Writable } from 'node:stream';
+import { finished, pipeline } from 'node:stream/promises';
 import { BinaryCopyWriter } from './binaryCopy.ts';
 import type { RowError } from '../contract/fields.ts';
 import { mapHeader, missingColumns, REQUIRED_COLUMNS, RowValidator, trim } from './rowValidator.ts';
 import { type Cells, CsvRecords, MAX_RECORD_BYTES } from './csvRecords.ts';
 import { readFileHead } from './fileHead.ts';
 import type { TallyFeed } from './tallyFeed.ts';
+import { freeNow } from './typedArrays.ts';
 import { Utf8Chunks } from './utf8Chunks.ts';
 
-const DECODE_BYTES = 64 * 1024;
+const SLICE_BYTES = 64 * 1024;
 
 export type ParseOutcome = { rows: number; bytes: number };
 
 type ParseOptions = {
   source: AsyncIterable<Buffer>;
   versionId: string;
+  /**
+   * Takes the binary COPY stream. It must be done with a chunk when it calls back for it, as a
+   * socket is, and pg-copy-streams (which calls back once the socket took the chunk whole): the
+   * chunk's buffer is written again.
+   */
   sink: Writable;
   report: (error: RowError) => void;
   /** While whoever takes the reports is behind (errors waiting to be written), a promise to wait
@@ -37,6 +43,11 @@ type ParseOptions = {
   signal?: AbortSignal;
   /** A record longer than this (in bytes) is reported `row_too_long` and not read; 1 MiB by default. */
   maxRecordBytes?: number;
+  /**
+   * The source's chunks are the parse's own (nothing else holds them, as a blob being read): each
+   * is freed as soon as it is read (freeNow) rather than when the collector gets to it.
+   */
+  releaseChunks?: boolean;
 };
 
 export async function parseContracts(options: ParseOptions): Promise<ParseOutcome> {
@@ -146,8 +157,8 @@ async function parse(options: ParseOptions, iterator: AsyncIterator<Buffer>): Pr
     const source = withHead(head, iterator, (n) => (bytes += n));
     for await (const chunk of source) {
       // In slices, so that COPY batches, the tally's and the reports go out as the file is read.
-      for (let at = 0; at < chunk.length; at += DECODE_BYTES) {
-        const slice = chunk.subarray(at, at + DECODE_BYTES);
+      for (let at = 0; at < chunk.length; at += SLICE_BYTES) {
+        const slice = chunk.subarray(at, at + SLICE_BYTES);
         if (!sawNul && slice.includes(0)) {
           sawNul = true;
           if (validator) validator.mayHoldNul = true;
@@ -162,18 +173,42 @@ async function parse(options: ParseOptions, iterator: AsyncIterator<Buffer>): Pr
         if (counting) await counting;
       }
       options.progress?.(rows, bytes);
+      if (options.releaseChunks) freeNow(chunk);
     }
     read(chunks.end());
     records.end();
     yield* copy.finish();
   }
 
-  await pipeline(Readable.from(copyRows(), { objectMode: false }), options.sink, ...(options.signal ? [{ signal: options.signal }] : []));
+  await pipeline(Readable.from(copyRows(), { objectMode: false }), releasing(options.sink, copy), ...(options.signal ? [{ signal: options.signal }] : []));
   if (!validator && !stopped) {
     report({ row: 1, field: '*', code: 'empty_file', message: 'The file is empty.' });
   }
   options.progress?.(rows, bytes);
   return { rows: Math.max(rows - 1, 0), bytes };
+}
+
+/**
+ * The COPY stream's way into `sink`, one batch at a time, each batch's buffer given back to the
+ * writer once the sink calls back for it. (Let go instead, the batches were freed by the collector
+ * only tens of MiB later: a build allocates little else on its heap, so its collections are rare.)
+ */
+function releasing(sink: Writable, copy: BinaryCopyWriter): Writable {
+  const into = new Writable({
+    write(batch: Buffer, _encoding, done) {
+      sink.write(batch, (error) => {
+        if (error) return done(error);
+        copy.release(batch);
+        done();
+      });
+    },
+    final(done) {
+      finished(sink).then(() => done(), done);
+      sink.end();
+    },
+  });
+  sink.on('error', (error) => into.destroy(error));
+  return into;
 }
 
 const sizeText = (bytes: number) => (bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`);

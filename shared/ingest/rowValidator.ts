@@ -270,11 +270,15 @@ export class RowValidator {
       let start = -1;
       let end = -1;
       if (at >= 0) {
-        trim(b, cells.starts[at]!, cells.ends[at]!, trimmed);
-        if (trimmed[1]! > trimmed[0]!) {
+        start = cells.starts[at]!;
+        end = cells.ends[at]!;
+        // Most cells have no white space around them, which their two ends tell without a call.
+        if (end > start && !(printable(b[start]!) && printable(b[end - 1]!))) {
+          trim(b, start, end, trimmed);
           start = trimmed[0]!;
           end = trimmed[1]!;
         }
+        if (end === start) start = end = -1;
       }
       starts[f] = start;
       ends[f] = end;
@@ -339,7 +343,11 @@ export class RowValidator {
         spans[2 * f + 1] = copy.offset;
       } else if (kind === DATE) copy.date(start < 0 ? NaN : dates[f]!.day);
       else if (start < 0) copy.null();
-      else if (kind === DECIMAL) copy.numeric(b, start, ends[f]!);
+      else if (kind === DECIMAL) {
+        // An amount's cents are exact up to 2^53 (16 digits): beyond, its digits are read again.
+        if (cents[f]! <= Number.MAX_SAFE_INTEGER) copy.numericCents(cents[f]!);
+        else copy.numeric(b, start, ends[f]!);
+      }
       else copy.text(b, start, ends[f]!);
     }
 

@@ -5,7 +5,7 @@ import { CsvRecords } from './csvRecords.ts';
 import { readFileHead } from './fileHead.ts';
 import { Utf8Chunks } from './utf8Chunks.ts';
 
-const DECODE_BYTES = 64 * 1024;
+const SLICE_BYTES = 64 * 1024;
 
 /** A record of the file: its cells, or null when it could not be read (overlong, unterminated quote). */
 export type SourceRecord = { row: number; cells: string[] | null };
@@ -45,8 +45,8 @@ export async function sourceRecords(source: AsyncIterable<Buffer>): Promise<Sour
         for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
       };
       for await (const chunk of chunks()) {
-        for (let at = 0; at < chunk.length; at += DECODE_BYTES) {
-          push(utf8.write(chunk.subarray(at, at + DECODE_BYTES)));
+        for (let at = 0; at < chunk.length; at += SLICE_BYTES) {
+          push(utf8.write(chunk.subarray(at, at + SLICE_BYTES)));
           yield* take();
         }
       }

@@ -124,6 +124,7 @@ async function build(pool: Pool, blobs: BlobStore, views: Views, version: Builda
       // pg-boss aborts when this attempt lost its job (a stopping worker hands it back).
       signal,
       source: blobs.read(version.blobId!),
+      releaseChunks: true, // the blob's chunks are read for this build alone
       versionId,
       sink: copyRowsIn(client),
       report: (error) => spill.add(error),
