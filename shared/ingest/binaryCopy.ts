@@ -103,14 +103,7 @@ export class BinaryCopyWriter {
     const groups = intDigits === 1 && source[first] === 48 ? 0 : Math.ceil(intDigits / 4);
     let fraction = 0;
     if (dot < end) fraction = (source[dot + 1]! - 48) * 1000 + (dot + 2 < end ? (source[dot + 2]! - 48) * 100 : 0);
-    const digits = groups + (fraction === 0 ? 0 : 1);
-    const at = this.at;
-    this.view.setInt32(at, 8 + digits * 2);
-    this.view.setInt16(at + 4, digits);
-    this.view.setInt16(at + 6, groups === 0 ? (fraction === 0 ? 0 : -1) : groups - 1); // weight
-    this.view.setInt16(at + 8, NUMERIC_POS);
-    this.view.setInt16(at + 10, 2); // display scale
-    let out = at + 12;
+    let out = this.numericHead(groups, fraction);
     // Integer groups, most significant first; the first may have fewer than 4 digits.
     let i = first;
     let width = intDigits - (groups - 1) * 4;
@@ -140,14 +133,7 @@ export class BinaryCopyWriter {
       groups[count++] = whole - next * 10000;
       whole = next;
     }
-    const digits = count + (fraction === 0 ? 0 : 1);
-    const at = this.at;
-    this.view.setInt32(at, 8 + digits * 2);
-    this.view.setInt16(at + 4, digits);
-    this.view.setInt16(at + 6, count === 0 ? (fraction === 0 ? 0 : -1) : count - 1); // weight
-    this.view.setInt16(at + 8, NUMERIC_POS);
-    this.view.setInt16(at + 10, 2); // display scale
-    let out = at + 12;
+    let out = this.numericHead(count, fraction);
     for (let g = count - 1; g >= 0; g--) {
       this.view.setInt16(out, groups[g]!);
       out += 2;
@@ -157,6 +143,22 @@ export class BinaryCopyWriter {
       out += 2;
     }
     this.at = out;
+  }
+
+  /**
+   * A numeric's head, for `groups` base-10000 digits before the point and the first after it
+   * (`fraction`, written only when not 0): length, digit count, weight, sign, display scale 2.
+   * Returns where the digits go.
+   */
+  private numericHead(groups: number, fraction: number): number {
+    const digits = groups + (fraction === 0 ? 0 : 1);
+    const at = this.at;
+    this.view.setInt32(at, 8 + digits * 2);
+    this.view.setInt16(at + 4, digits);
+    this.view.setInt16(at + 6, groups === 0 ? (fraction === 0 ? 0 : -1) : groups - 1); // weight
+    this.view.setInt16(at + 8, NUMERIC_POS);
+    this.view.setInt16(at + 10, 2); // display scale
+    return at + 12;
   }
 
   /** Batches of at least BATCH_BYTES written so far. */
