@@ -211,10 +211,13 @@ export async function* copyFieldBytes(stream: AsyncIterable<Buffer>, onRow?: () 
       }
       if (want === 'data') {
         const n = Math.min(dataLeft, chunk.length);
-        yield chunk.subarray(0, n);
+        const piece = chunk.subarray(0, n);
         dataLeft -= n;
         chunk = chunk.subarray(n);
         if (dataLeft === 0) want = 'fields';
+        // Nothing of a piece is touched once it is handed over: a build frees each one it has read
+        // (parseContracts' releaseChunks).
+        yield piece;
         continue;
       }
       const size: number = want === 'fields' ? 2 : 4;
