@@ -25,6 +25,8 @@
 // record delimiter) is dropped as soon as it is known to be, its quoting still followed so that
 // the next record starts where it should. It is then reported once, in its place.
 
+import { grown } from './typedArrays.ts';
+
 const QUOTE = 34;
 const LF = 10;
 const CR = 13;
@@ -53,8 +55,8 @@ const CR_SEEN = 5;
 /** A record's cells: cell i is `bytes[starts[i], ends[i])`, for i < count. */
 export class Cells {
   bytes: Buffer = Buffer.alloc(0);
-  starts = new Int32Array(16);
-  ends = new Int32Array(16);
+  starts: Int32Array<ArrayBuffer> = new Int32Array(16);
+  ends: Int32Array<ArrayBuffer> = new Int32Array(16);
   count = 0;
 
   /** Cell i as text (bytes that are not UTF-8 as U+FFFD). */
@@ -70,12 +72,8 @@ export class Cells {
   /** Appends the cell `[start, end)`. */
   push(start: number, end: number): void {
     if (this.count === this.starts.length) {
-      const starts = new Int32Array(this.count * 2);
-      const ends = new Int32Array(this.count * 2);
-      starts.set(this.starts);
-      ends.set(this.ends);
-      this.starts = starts;
-      this.ends = ends;
+      this.starts = grown(this.starts, this.count + 1);
+      this.ends = grown(this.ends, this.count + 1);
     }
     this.starts[this.count] = start;
     this.ends[this.count++] = end;
@@ -105,7 +103,7 @@ export class CsvRecords {
   private state = FIELD_START;
   /** Its cells: spans of its own buffer, `out`, which holds its bytes unquoted. */
   private readonly cells = new Cells();
-  private out = Buffer.allocUnsafe(4096);
+  private out: Buffer<ArrayBuffer> = Buffer.allocUnsafe(4096);
   /** Where the record's bytes end in `out`, and where the field being read starts. */
   private outEnd = 0;
   private fieldStart = 0;
@@ -211,12 +209,8 @@ export class CsvRecords {
 
   /** Makes room in `out` for `more` bytes past its end. */
   private room(more: number): void {
-    const need = this.outEnd + more;
-    if (need <= this.out.length) return;
-    const out = Buffer.allocUnsafe(Math.max(need, this.out.length * 2));
-    this.out.copy(out, 0, 0, this.outEnd);
-    this.out = out;
-    this.cells.bytes = out;
+    this.out = grown(this.out, this.outEnd + more);
+    this.cells.bytes = this.out;
   }
 
   /** Appends `chunk[from, to)` to the record's bytes. */
