@@ -25,6 +25,7 @@
 // record delimiter) is dropped as soon as it is known to be, its quoting still followed so that
 // the next record starts where it should. It is then reported once, in its place.
 
+import { isUtf8 } from 'node:buffer';
 import { grown } from './typedArrays.ts';
 
 const QUOTE = 34;
@@ -69,6 +70,12 @@ export class Cells {
     return Array.from({ length: this.count }, (_, i) => this.text(i));
   }
 
+  /** Every cell is UTF-8. */
+  wellFormed(): boolean {
+    for (let i = 0; i < this.count; i++) if (!isUtf8(this.bytes.subarray(this.starts[i]!, this.ends[i]!))) return false;
+    return true;
+  }
+
   /** Appends the cell `[start, end)`. */
   push(start: number, end: number): void {
     if (this.count === this.starts.length) {
@@ -103,7 +110,7 @@ export class CsvRecords {
   private state = FIELD_START;
   /** Its cells: spans of its own buffer, `out`, which holds its bytes unquoted. */
   private readonly cells = new Cells();
-  private out: Buffer<ArrayBuffer> = Buffer.allocUnsafe(4096);
+  private out = Buffer.allocUnsafe(4096);
   /** Where the record's bytes end in `out`, and where the field being read starts. */
   private outEnd = 0;
   private fieldStart = 0;
@@ -209,8 +216,13 @@ export class CsvRecords {
 
   /** Makes room in `out` for `more` bytes past its end. */
   private room(more: number): void {
-    this.out = grown(this.out, this.outEnd + more);
-    this.cells.bytes = this.out;
+    const need = this.outEnd + more;
+    if (need <= this.out.length) return;
+    // A Buffer (cells are read back as text), which grown() would make with the deprecated new Buffer().
+    const out = Buffer.allocUnsafe(Math.max(need, this.out.length * 2));
+    this.out.copy(out, 0, 0, this.outEnd);
+    this.out = out;
+    this.cells.bytes = out;
   }
 
   /** Appends `chunk[from, to)` to the record's bytes. */

@@ -6,7 +6,6 @@
 // to be read. Time is linear in the file's size and memory bounded whatever its shape (see
 // csvRecords.ts); the file is read as bytes throughout, and bad bytes are found on them (see
 // utf8Chunks.ts).
-import { isUtf8 } from 'node:buffer';
 import { Readable, Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import { BinaryCopyWriter } from './binaryCopy.ts';
@@ -83,7 +82,7 @@ async function parse(options: ParseOptions, iterator: AsyncIterator<Buffer>): Pr
   /** Whether a NUL byte was met: until then no cell can hold one, and none is looked at. */
   let sawNul = false;
   // Only rows read once bad bytes appeared need looking at.
-  const hasBadBytes = (cells: Cells) => chunks.sawBadBytes && !wellFormed(cells);
+  const hasBadBytes = (cells: Cells) => chunks.sawBadBytes && !cells.wellFormed();
 
   /** The header cannot be read: no row of the file can be. */
   const noHeader = (error: Omit<RowError, 'row'>) => {
@@ -145,14 +144,6 @@ async function parse(options: ParseOptions, iterator: AsyncIterator<Buffer>): Pr
     { maxRecordBytes },
   );
 
-  let first = true;
-  const read = (chunk: Buffer) => {
-    if (first && chunk.length > 0) {
-      first = false;
-      if (startsWithBom(chunk)) chunk = chunk.subarray(BOM_BYTES);
-    }
-    records.push(chunk);
-  };
   async function* copyRows(): AsyncGenerator<Buffer> {
     const source = withHead(head, iterator, (n) => (bytes += n));
     for await (const chunk of source) {
@@ -163,7 +154,7 @@ async function parse(options: ParseOptions, iterator: AsyncIterator<Buffer>): Pr
           sawNul = true;
           if (validator) validator.mayHoldNul = true;
         }
-        read(chunks.write(slice));
+        records.push(chunks.write(slice));
         yield* copy.take();
         // A file of bad rows reports faster than its errors are stored, and a tally on a thread of
         // its own may count slower than rows are read: wait, so that neither piles up.
@@ -175,7 +166,7 @@ async function parse(options: ParseOptions, iterator: AsyncIterator<Buffer>): Pr
       options.progress?.(rows, bytes);
       if (options.releaseChunks) freeNow(chunk);
     }
-    read(chunks.end());
+    records.push(chunks.end());
     records.end();
     yield* copy.finish();
   }
@@ -222,16 +213,6 @@ function isBlank(cells: Cells): boolean {
   return true;
 }
 const SPAN = new Int32Array(2);
-
-/** Every cell is UTF-8. */
-function wellFormed(cells: Cells): boolean {
-  for (let i = 0; i < cells.count; i++) if (!isUtf8(cells.bytes.subarray(cells.starts[i]!, cells.ends[i]!))) return false;
-  return true;
-}
-
-/** The byte order mark U+FEFF as UTF-8. */
-const BOM_BYTES = 3;
-const startsWithBom = (chunk: Buffer) => chunk.length >= BOM_BYTES && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf;
 
 async function* withHead(head: Buffer[], rest: AsyncIterator<Buffer>, count: (n: number) => void) {
   for (const chunk of head) yield chunk;

@@ -26,14 +26,6 @@ export async function sourceRecords(source: AsyncIterable<Buffer>): Promise<Sour
       overlong: () => ready.push({ row: ++row, cells: null }),
     });
     const utf8 = new Utf8Chunks();
-    let first = true;
-    const push = (bytes: Buffer) => {
-      if (first && bytes.length > 0) {
-        first = false;
-        if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) bytes = bytes.subarray(3);
-      }
-      csv.push(bytes);
-    };
     const take = () => {
       const out = ready;
       ready = [];
@@ -46,11 +38,11 @@ export async function sourceRecords(source: AsyncIterable<Buffer>): Promise<Sour
       };
       for await (const chunk of chunks()) {
         for (let at = 0; at < chunk.length; at += SLICE_BYTES) {
-          push(utf8.write(chunk.subarray(at, at + SLICE_BYTES)));
+          csv.push(utf8.write(chunk.subarray(at, at + SLICE_BYTES)));
           yield* take();
         }
       }
-      push(utf8.end());
+      csv.push(utf8.end());
       csv.end();
       yield* take();
     } finally {
