@@ -106,9 +106,12 @@ export function spaceAt(b: Uint8Array, i: number, end: number): number {
   return 0;
 }
 
-/** A cell `b[start, end)` without the white space around it, as `[start, end)` in `into`: most cells have none, which their two ends tell. */
+/** The cell `b[start, end)` has no white space around it, as its two ends tell (most cells): trim() need not be called. */
+const bare = (b: Uint8Array, start: number, end: number) => end === start || (printable(b[start]!) && printable(b[end - 1]!));
+
+/** A cell `b[start, end)` without the white space around it, as `[start, end)` in `into`. */
 export function trim(b: Uint8Array, start: number, end: number, into: Int32Array): void {
-  if (end > start && !(printable(b[start]!) && printable(b[end - 1]!))) {
+  if (!bare(b, start, end)) {
     for (let k = 0; start < end && (k = spaceAt(b, start, end)) > 0; ) start += k;
     while (end > start) {
       let last = end - 1;
@@ -237,9 +240,15 @@ export class RowValidator {
     this.tally = out.tally;
   }
 
+  /** Reports a problem of the row's field (its value is still stored). */
   private fail(field: number, code: RowErrorCode, message: string): void {
     this.valid = false;
     this.report({ row: this.row, field: NAMES[field]!, code, message });
+  }
+
+  /** Reports a problem of the field's value, which is stored as NULL (empty if required). */
+  private reject(field: number, code: RowErrorCode, message: string): void {
+    this.fail(field, code, message);
     this.starts[field] = -1;
   }
 
@@ -266,14 +275,17 @@ export class RowValidator {
     let textBytes = 0;
     for (let f = 0; f < FIELD_COUNT; f++) {
       const kind = KIND[f]!;
+      // Nothing read until the cell says otherwise.
+      if (kind === DATE) dates[f]!.day = NaN;
+      else if (kind === DECIMAL) cents[f] = NaN;
+      else if (kind === CURRENCY) currencies[f] = -1;
       const at = map[f]!;
       let start = -1;
       let end = -1;
       if (at >= 0) {
         start = cells.starts[at]!;
         end = cells.ends[at]!;
-        // Most cells have no white space around them, which their two ends tell without a call.
-        if (end > start && !(printable(b[start]!) && printable(b[end - 1]!))) {
+        if (!bare(b, start, end)) {
           trim(b, start, end, trimmed);
           start = trimmed[0]!;
           end = trimmed[1]!;
@@ -283,45 +295,36 @@ export class RowValidator {
       starts[f] = start;
       ends[f] = end;
       if (start < 0) {
-        if (kind === DATE) dates[f]!.day = NaN;
-        else if (kind === DECIMAL) cents[f] = NaN;
-        else if (kind === CURRENCY) currencies[f] = -1;
         if (REQUIRED[f]) this.fail(f, 'required', `${NAMES[f]} is required.`);
       } else if (this.mayHoldNul && b.subarray(start, end).includes(0)) {
-        if (kind === DATE) dates[f]!.day = NaN;
-        else if (kind === DECIMAL) cents[f] = NaN;
-        else if (kind === CURRENCY) currencies[f] = -1;
-        this.fail(f, 'invalid_character', `${NAMES[f]} holds the NUL character (U+0000), which cannot be stored.`);
+        this.reject(f, 'invalid_character', `${NAMES[f]} holds the NUL character (U+0000), which cannot be stored.`);
       } else if (kind === STRING) {
         // Characters, not bytes, and only counted when the byte count says it may be too long.
         const max = MAX_LENGTH[f]!;
-        if (end - start > max && characters(b, start, end) > max) this.fail(f, 'too_long', `${NAMES[f]} is longer than ${max} characters.`);
+        if (end - start > max && characters(b, start, end) > max) this.reject(f, 'too_long', `${NAMES[f]} is longer than ${max} characters.`);
         else textBytes += end - start;
       } else if (kind === DATE) {
         const date = dates[f]!;
         if (!readDate(b, start, end, date)) {
-          date.day = NaN;
-          this.fail(f, 'not_a_date', `${NAMES[f]} ${JSON.stringify(this.text(f))} is not a date YYYY-MM-DD.`);
+          this.reject(f, 'not_a_date', `${NAMES[f]} ${JSON.stringify(this.text(f))} is not a date YYYY-MM-DD.`);
         } else {
           const other = NOT_BEFORE[f]!;
-          // A NaN day (the other date absent or invalid) compares false.
+          // A NaN day (the other date absent or invalid) compares false. Both dates are stored: only the pair is wrong.
           if (other >= 0 && date.day < dates[other]!.day) {
             this.fail(f, 'end_before_start', `${NAMES[f]} ${this.text(f)} is before ${NAMES[other]} ${this.text(other)}.`);
-            starts[f] = start; // the date itself is stored: only the pair is wrong
           }
         }
       } else if (kind === DECIMAL) {
         const read = readAmount(b, start, end);
-        cents[f] = read < 0 ? NaN : read;
         if (read === NOT_A_NUMBER) {
-          this.fail(f, 'not_a_number', `${NAMES[f]} ${JSON.stringify(this.text(f))} is not a decimal number with at most 2 decimals.`);
+          this.reject(f, 'not_a_number', `${NAMES[f]} ${JSON.stringify(this.text(f))} is not a decimal number with at most 2 decimals.`);
         } else if (read === NEGATIVE) {
-          this.fail(f, 'negative', `${NAMES[f]} ${this.text(f)} is negative.`);
-        }
+          this.reject(f, 'negative', `${NAMES[f]} ${this.text(f)} is negative.`);
+        } else cents[f] = read;
       } else {
         const index = readCurrency(b, start, end);
-        currencies[f] = index;
-        if (index < 0) this.fail(f, 'not_a_currency', `${NAMES[f]} ${JSON.stringify(this.text(f))} is not an ISO 4217 currency code in use.`);
+        if (index < 0) this.reject(f, 'not_a_currency', `${NAMES[f]} ${JSON.stringify(this.text(f))} is not an ISO 4217 currency code in use.`);
+        else currencies[f] = index;
       }
     }
 
@@ -341,7 +344,7 @@ export class RowValidator {
         else if (REQUIRED[f]) copy.text(b, 0, 0);
         else copy.null();
         spans[2 * f + 1] = copy.offset;
-      } else if (kind === DATE) copy.date(start < 0 ? NaN : dates[f]!.day);
+      } else if (kind === DATE) copy.date(dates[f]!.day); // NaN (NULL) when absent or invalid
       else if (start < 0) copy.null();
       else if (kind === DECIMAL) {
         // An amount's cents are exact up to 2^53 (16 digits): beyond, its digits are read again.
