@@ -1,9 +1,9 @@
-// The validator trims each cell on its UTF-8 bytes (shared/ingest/rowValidator.ts): the bytes left
+// The validator trims each cell on its UTF-8 bytes (shared/ingest/cellBytes.ts): the bytes left
 // must be those of the cell's text trimmed by String.prototype.trim, for every white space
 // character JavaScript trims and for the look-alikes it does not.
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { trim } from '../shared/ingest/rowValidator.ts';
+import { trim } from '../shared/ingest/cellBytes.ts';
 
 const TRIMMED = ['\t', '\n', '\v', '\f', '\r', ' ', '\u00a0', '\u1680', ...Array.from({ length: 11 }, (_, i) => String.fromCharCode(0x2000 + i)), '\u2028', '\u2029', '\u202f', '\u205f', '\u3000', '\ufeff'];
 /** Not trimmed, some with the same first bytes as white space: U+180E (no longer Zs), zero widths, U+2060, U+200B, U+20AC, U+3001, U+FEFE, U+00A1. */
