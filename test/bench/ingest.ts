@@ -69,7 +69,7 @@ function realistic(name: string, shape: RealisticShape): Shape {
   };
 }
 
-type Phases = { copyMs: number; checkMs: number; readsMs: number; commitMs: number; ms: number; readsIn: string; tallyGaveUpOn?: string };
+type Phases = { startMs: number; copyMs: number; checkMs: number; readsMs: number; commitMs: number; ms: number; readsIn: string; tallyGaveUpOn?: string };
 
 export async function benchIngest(args: string[]): Promise<void> {
   const option = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
@@ -162,6 +162,7 @@ export async function benchIngest(args: string[]): Promise<void> {
       const ds = await createDataset(pool, { accountId: account.id, mode: 'live' }, { externalRef: 'bench-small' });
       const small = CONTRACT_HEADER + [...contractBlocks(0, 10)].join('');
       const times: number[] = [];
+      const versionIds: string[] = [];
       for (let i = 0; i < 200; i++) {
         const started = performance.now();
         const res = await fetch(`${base}/v1/datasets/${ds.id}/versions`, {
@@ -169,10 +170,15 @@ export async function benchIngest(args: string[]): Promise<void> {
           headers: { authorization: `Bearer ${key}`, 'idempotency-key': `small-${i}`, 'content-type': 'text/csv' },
           body: small,
         });
-        await res.arrayBuffer();
+        const body = (await res.json()) as { id: string };
         if (res.status !== 201) throw new Error(`small upload ${i}: ${res.status}`);
         times.push(performance.now() - started);
+        versionIds.push(body.id);
       }
+      // Where a small upload's time goes: the worker's phases, and the rest (web, queue, waiting).
+      for (let wait = 0; versionIds.some((id) => !builds.has(id)) && wait < 100; wait++) await new Promise((r) => setTimeout(r, 20));
+      const built = versionIds.map((id, i) => ({ ...builds.get(id)!, post: times[i]! })).filter((b) => b.ms !== undefined);
+      const of = (get: (b: (typeof built)[number]) => number) => median(built.map(get)).toFixed(1);
 
       // A backlog: 50 small builds queued at once (Prefer: wait=0), timed until the last is built.
       const backlogDs = await createDataset(pool, { accountId: account.id, mode: 'live' }, { externalRef: 'bench-backlog' });
@@ -194,6 +200,7 @@ export async function benchIngest(args: string[]): Promise<void> {
       const drainedMs = performance.now() - backlogStarted;
       return [
         `200 sequential 10-row uploads, POST → 201: p50 ${pct(times, 50).toFixed(1)} ms, p99 ${pct(times, 99).toFixed(1)} ms (targets 50 / 250)`,
+        `  medians, ms: worker job ${of((b) => b.ms)} (start ${of((b) => b.startMs)}, parse+COPY ${of((b) => b.copyMs)}, duplicates ${of((b) => b.checkMs)}, reads ${of((b) => b.readsMs)}, commit ${of((b) => b.commitMs)}); the rest of the POST ${of((b) => b.post - b.ms)}`,
         `backlog: 50 small builds queued in ${queuedMs.toFixed(0)} ms, all built ${drainedMs.toFixed(0)} ms after the first was queued`,
       ];
     };

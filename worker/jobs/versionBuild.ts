@@ -120,6 +120,7 @@ async function build(pool: Pool, blobs: BlobStore, views: Views, version: Builda
     }
     // The build's statements are few and large: compiling them (JIT) costs more than it saves.
     await client.query('SET LOCAL jit = off');
+    phase.end('startMs');
     const parsed = await parseContracts({
       // pg-boss aborts when this attempt lost its job (a stopping worker hands it back).
       signal,
