@@ -226,9 +226,9 @@ describe('metrics and catalog', () => {
 
     it('when the tally thread runs out of memory mid-build, then the build computes the same figures in SQL', async () => {
       const local = await startService({ worker: false });
-      // A thread of 16 MiB: enough to start and tally a small file (with room to spare: a thread
-      // of 12 MiB sometimes ran out on a small file in CI), not the month changes of 96,000
-      // contracts each in a month of its own.
+      // A thread of 16 MiB: enough to start and tally a file of 10,000 rows (with room to spare:
+      // a thread of 12 MiB sometimes ran out on a small file in CI), not the month changes of
+      // 96,000 contracts each in a month of its own.
       const starved = new TallyThread(16);
       const roomy = new TallyThread(192);
       const currencies = ['EUR', 'USD', 'GBP', 'CHF', 'SEK', 'JPY', 'PLN', 'NOK', 'DKK', 'CZK'];
@@ -237,8 +237,13 @@ describe('metrics and catalog', () => {
       try {
         const tenant = await local.tenant();
         const ds = await newDataset(local, tenant.key);
+        // Rows that fit in one batch are counted in the build's thread: the tally thread is not started.
         const small = await postCsv(local, tenant.key, ds, contractsCsv(10), { wait: 0 });
         expect(await buildNow(local, small.json.id, { tallyFeed: (limits) => starved.feed(limits) })).to.include({ outcome: 'active', readsIn: 'node' });
+        expect(starved.running).to.equal(false);
+        const twoBatches = await postCsv(local, tenant.key, ds, contractsCsv(10_000), { wait: 0 });
+        expect(await buildNow(local, twoBatches.json.id, { tallyFeed: (limits) => starved.feed(limits) })).to.include({ outcome: 'active', readsIn: 'node' });
+        expect(starved.running).to.equal(true);
         const inSql = await postCsv(local, tenant.key, ds, manyMonths, { wait: 0 });
         const starvedBuild = await buildNow(local, inSql.json.id, { tallyFeed: (limits) => starved.feed(limits) });
         expect(starvedBuild).to.include({ outcome: 'active', readsIn: 'sql' });
@@ -246,9 +251,11 @@ describe('metrics and catalog', () => {
         const inNode = await postCsv(local, tenant.key, ds, manyMonths, { wait: 0 });
         expect(await buildNow(local, inNode.json.id, { tallyFeed: (limits) => roomy.feed(limits) })).to.include({ outcome: 'active', readsIn: 'node' });
         expect(await storedReads(local.db, inSql.json.id)).to.deep.equal(await storedReads(local.db, inNode.json.id));
-        // The next build gets a new thread.
-        const after = await postCsv(local, tenant.key, ds, contractsCsv(10), { wait: 0 });
+        // The next build of more than a batch gets a new thread.
+        expect(starved.running).to.equal(false);
+        const after = await postCsv(local, tenant.key, ds, contractsCsv(10_000), { wait: 0 });
         expect(await buildNow(local, after.json.id, { tallyFeed: (limits) => starved.feed(limits) })).to.include({ outcome: 'active', readsIn: 'node' });
+        expect(starved.running).to.equal(true);
       } finally {
         await Promise.all([starved.close(), roomy.close()]);
         await local.stop();

@@ -1,10 +1,44 @@
 // The tally's life outside the V8 heap (shared/ingest/tally.ts): a tally thread's heap is small
 // and rarely collected, so what a finished tally held must go when it is closed, not at the next
-// full collection (250 small builds left a worker 70 MiB larger).
+// full collection (250 small builds left a worker 70 MiB larger). And a tally sized to its rows
+// (limitsFor, for a build of one batch) counts what one of the default limits does.
+import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import { currencyIndex } from '../shared/ingest/currencies.ts';
-import { Tally } from '../shared/ingest/tally.ts';
-import { TallyBatchWriter } from '../shared/ingest/tallyBatch.ts';
+import { parseContracts } from '../shared/ingest/parseContracts.ts';
+import { DEFAULT_TALLY_LIMITS, limitsFor, Tally } from '../shared/ingest/tally.ts';
+import { type TallyBatch, TallyBatchWriter } from '../shared/ingest/tallyBatch.ts';
+import type { TallyFeed } from '../shared/ingest/tallyFeed.ts';
+import { contractsCsv } from './support/contracts.ts';
+import { realisticCsv } from './support/realisticContracts.ts';
+
+/** The rows of a CSV file as the validator hands them to a tally, all in one batch. */
+async function oneBatch(csv: string): Promise<TallyBatch> {
+  const writer = new TallyBatchWriter();
+  const feed: TallyFeed = {
+    addContractId: (text, start, end) => writer.addContractId(text, start, end),
+    add: (row) => writer.add(row),
+    flush: () => undefined,
+    end: () => Promise.reject(new Error('not called by the parse')),
+    result: () => Promise.reject(new Error('not called by the parse')),
+    close: () => {},
+  };
+  const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
+  await parseContracts({ source: (async function* () { yield Buffer.from(csv); })(), versionId: '00000000-0000-4000-8000-000000000000', sink, report: () => {}, tally: feed });
+  return writer.batch;
+}
+
+/** What a tally of these limits counts of the batch. */
+function counted(batch: TallyBatch, limits: typeof DEFAULT_TALLY_LIMITS) {
+  const tally = new Tally(limits);
+  try {
+    tally.addBatch(batch);
+    const end = tally.end();
+    return { end, result: end.complete ? tally.result(end.presentContractIds) : undefined };
+  } finally {
+    tally.close();
+  }
+}
 
 describe('tally', () => {
   it('when a tally is closed, then the memory it holds outside the heap is let go at once', () => {
@@ -26,7 +60,28 @@ describe('tally', () => {
     expect(tally.result(100).catalog.rowCount).to.equal(100);
     const held = process.memoryUsage().arrayBuffers;
     tally.close();
-    // The amounts' bitmap (4 MiB), the days' (2 × 0.45 MiB), a page each of names and runs (4 × 0.75–1 MiB).
-    expect(held - process.memoryUsage().arrayBuffers).to.be.at.least(8 * 1024 * 1024);
+    // Its reservation: at least 32 MiB, mapped (the amounts' and the days' bitmaps among its arrays).
+    expect(held - process.memoryUsage().arrayBuffers).to.be.at.least(32 * 1024 * 1024);
   });
+
+  for (const [name, csv] of [
+    ['10 generated rows', contractsCsv(10)],
+    ['a header and no rows', contractsCsv(0)],
+    ['3,000 rows shaped like an export', realisticCsv(3000)],
+    ['8,000 rows shaped like an export, every field quoted', realisticCsv(8000, { quoteAll: true, crlf: true })],
+    ['2,000 generated rows, 1% of them bad', contractsCsv(2000, { badEvery: 100 })],
+  ] as const) {
+    it(`when a tally is sized to the rows of ${name} (limitsFor), then it counts what a tally of the default limits does, in less than 1 MiB`, async () => {
+      const batch = await oneBatch(csv);
+      const limits = limitsFor(batch.idCount, batch.rowCount, batch.byteCount);
+      const held = process.memoryUsage().arrayBuffers;
+      const sized = new Tally(limits);
+      expect(process.memoryUsage().arrayBuffers - held).to.be.below(1024 * 1024);
+      sized.close();
+      const expected = counted(batch, DEFAULT_TALLY_LIMITS);
+      expect(expected.end.complete).to.equal(true);
+      expect(counted(batch, limits)).to.deep.equal(expected);
+      for (const [limit, value] of Object.entries(limits)) expect(value).to.be.at.most(DEFAULT_TALLY_LIMITS[limit as keyof typeof limits]);
+    });
+  }
 });

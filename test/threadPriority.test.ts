@@ -3,6 +3,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { expect } from 'chai';
+import { currencyIndex } from '../shared/ingest/currencies.ts';
 import { TallyThread } from '../worker/tallyThreads.ts';
 import { eventually } from './support/eventually.ts';
 
@@ -38,13 +39,24 @@ describe('thread priority', () => {
     }
   });
 
-  it('when a build\'s tally thread starts, then it runs at nice 10, below the threads a build waits for', async () => {
+  it('when a build\'s tally thread starts (its rows fill more than a batch), then it runs at nice 10, below the threads a build waits for', async () => {
     // Threads of this process lowered before (other tests' tally threads, if any are still up) do not count.
     const before = new Set(readdirSync(`/proc/${process.pid}/task`));
     const lowered = () => readdirSync(`/proc/${process.pid}/task`).filter((tid) => !before.has(tid)).map(Number).filter((tid) => niceOf(tid) !== 0);
     const tally = new TallyThread(64);
     try {
       const feed = tally.feed();
+      // The thread starts with a build's second batch (a build of one is counted where it is read).
+      const eur = currencyIndex(Buffer.from('EUR'), 0);
+      for (let i = 0; i < 10_000; i++) {
+        const text = Buffer.from(`c${i}Customer ${i % 100}`);
+        feed.addContractId(text, 0, String(i).length + 1);
+        feed.add({
+          hasContractId: true, text, customerStart: String(i).length + 1, customerEnd: text.length, productStart: -1, productEnd: -1,
+          startDay: 20_000, startMonth: 657, endDay: 20_400, endMonth: 670, cents: 100 + i, currency: eur,
+        });
+      }
+      await feed.flush();
       const nices = await eventually(() => lowered().map(niceOf), (seen) => seen.length > 0);
       expect(nices).to.deep.equal([10]);
       await feed.end();

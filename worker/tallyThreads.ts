@@ -1,11 +1,12 @@
-// A build thread's tally thread (worker/tallyThread.ts), started with it and kept warm, and the
-// feed that hands it a build's rows. The build thread fills a batch while the tally thread counts
-// the one before; three batches go round, so a tally that counts slower than the rows are read
-// holds the build back (parseContracts waits on flush) rather than letting batches pile up.
+// A build thread's tally thread (worker/tallyThread.ts), started with the first build of more
+// than a batch of rows and kept warm, and the feed that hands it a build's rows. The build thread
+// fills a batch while the tally thread counts the one before; three batches go round, so a tally
+// that counts slower than the rows are read holds the build back (parseContracts waits on flush)
+// rather than letting batches pile up. A build of one batch is counted in the build thread.
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { TallyEnd, TallyLimits, TallyResult } from '../shared/ingest/tally.ts';
+import { limitsFor, Tally, type TallyEnd, type TallyLimits, type TallyResult } from '../shared/ingest/tally.ts';
 import { buffersOf, emptyBatch, type TallyBatch, TallyBatchWriter, type TalliedRow } from '../shared/ingest/tallyBatch.ts';
 import type { TallyFeed } from '../shared/ingest/tallyFeed.ts';
 import type { FromTallyThread, ToTallyThread } from './tallyThread.ts';
@@ -32,14 +33,23 @@ export class TallyThread {
   /** A feed for a new build (the previous one is over, or given up). */
   feed(limits?: TallyLimits): TallyFeed {
     this.feeding?.lose('the next build started');
-    const worker = this.worker ?? this.spawn();
     const build = ++this.build;
-    const feed = new ThreadFeed(build, (message, transfer) => worker.postMessage(message, transfer ?? []), () => worker.unref());
-    // While a build is fed, the thread keeps the process up (it waits on the thread's answers); idle, it does not.
-    worker.ref();
+    const feed = new ThreadFeed(build, limits, {
+      post: (message, transfer) => {
+        const worker = this.worker ?? this.spawn();
+        // While a build is fed, the thread keeps the process up (it waits on the thread's answers); idle, it does not.
+        if (message.type === 'start') worker.ref();
+        worker.postMessage(message, transfer ?? []);
+      },
+      done: () => this.worker?.unref(),
+    });
     this.feeding = feed;
-    worker.postMessage({ type: 'start', build, ...(limits && { limits }) } satisfies ToTallyThread);
     return feed;
+  }
+
+  /** Whether its thread is up (it starts with the first build of more than one batch). */
+  get running(): boolean {
+    return this.worker !== undefined;
   }
 
   /** Ends the thread. */
@@ -66,24 +76,40 @@ export class TallyThread {
   }
 }
 
-type Post = (message: ToTallyThread, transfer?: ArrayBuffer[]) => void;
+type Thread = {
+  post: (message: ToTallyThread, transfer?: ArrayBuffer[]) => void;
+  /** The build no longer waits on the thread. */
+  done: () => void;
+};
 
+/**
+ * A build's rows, to the tally thread once they fill a second batch; a build whose rows all fit
+ * in one (a file of up to BATCH_ROWS rows) is counted here, by a tally sized to them (limitsFor):
+ * the thread's round trips, and a tally of default limits made and let go, cost a small build
+ * more than counting its rows.
+ */
 class ThreadFeed implements TallyFeed {
   readonly build: number;
-  private readonly post: Post;
-  private readonly done: () => void;
+  private readonly limits: TallyLimits | undefined;
+  private readonly thread: Thread;
   private readonly writer = new TallyBatchWriter();
-  private readonly free: TallyBatch[] = Array.from({ length: BATCHES - 1 }, emptyBatch);
+  private readonly free: TallyBatch[] = [];
+  /** Batches made for this build (the writer's first, and more while the thread is behind, up to BATCHES). */
+  private batches = 1;
+  /** Whether the thread has this build (its first batch was sent). */
+  private started = false;
+  /** The tally of a build counted here. */
+  private local: Tally | undefined;
   /** Why the tally thread can no longer count this build's rows (then SQL computes the figures). */
   private lost: string | undefined;
   private waitingForBatch: (() => void) | undefined;
   private waitingForEnd: ((end: TallyEnd) => void) | undefined;
   private waitingForResult: ((result: TallyResult | undefined) => void) | undefined;
 
-  constructor(build: number, post: Post, done: () => void) {
+  constructor(build: number, limits: TallyLimits | undefined, thread: Thread) {
     this.build = build;
-    this.post = post;
-    this.done = done;
+    this.limits = limits;
+    this.thread = thread;
   }
 
   addContractId(text: Uint8Array, start: number, end: number): void {
@@ -97,7 +123,7 @@ class ThreadFeed implements TallyFeed {
   flush(): Promise<void> | undefined {
     if (this.lost !== undefined || this.writer.size < BATCH_ROWS) return undefined;
     this.send();
-    const next = this.free.pop();
+    const next = this.free.pop() ?? (this.batches < BATCHES ? (this.batches++, emptyBatch()) : undefined);
     if (next) {
       this.writer.take(next);
       return undefined;
@@ -112,24 +138,34 @@ class ThreadFeed implements TallyFeed {
   }
 
   end(): Promise<TallyEnd> {
+    if (this.lost === undefined && !this.started) return Promise.resolve(this.endHere());
     if (this.lost === undefined && this.writer.size > 0) this.send();
     if (this.lost !== undefined) return Promise.resolve(this.lostEnd());
     return new Promise((resolve) => {
       this.waitingForEnd = resolve;
-      this.post({ type: 'end', build: this.build });
+      this.thread.post({ type: 'end', build: this.build });
     });
   }
 
   result(distinctContractIds: number): Promise<TallyResult | undefined> {
     if (this.lost !== undefined) return Promise.resolve(undefined);
+    if (this.local) {
+      try {
+        return Promise.resolve(this.local.result(distinctContractIds));
+      } catch {
+        return Promise.resolve(undefined); // computed in SQL instead, as when the thread fails
+      }
+    }
     return new Promise((resolve) => {
       this.waitingForResult = resolve;
-      this.post({ type: 'result', build: this.build, distinctContractIds });
+      this.thread.post({ type: 'result', build: this.build, distinctContractIds });
     });
   }
 
   close(): void {
-    if (this.lost === undefined) this.post({ type: 'close', build: this.build });
+    if (this.local) this.local.close();
+    else if (this.lost === undefined && this.started) this.thread.post({ type: 'close', build: this.build });
+    this.local = undefined;
     this.lose('closed');
   }
 
@@ -154,7 +190,7 @@ class ThreadFeed implements TallyFeed {
   lose(why: string): void {
     if (this.lost !== undefined) return;
     this.lost = why;
-    this.done();
+    this.thread.done();
     const batch = this.waitingForBatch;
     const end = this.waitingForEnd;
     const result = this.waitingForResult;
@@ -168,9 +204,26 @@ class ThreadFeed implements TallyFeed {
     return { complete: false, gaveUpOn: `the tally thread: ${this.lost}`, presentContractIds: 0, contractIdsDistinct: false };
   }
 
-  /** Hands the batch filled so far to the tally thread (its buffers go with it). */
+  /** Hands the batch filled so far to the tally thread (its buffers go with it); the first starts the build there. */
   private send(): void {
+    if (!this.started) {
+      this.started = true;
+      this.thread.post({ type: 'start', build: this.build, ...(this.limits && { limits: this.limits }) });
+    }
     const batch = this.writer.batch;
-    this.post({ type: 'batch', build: this.build, batch }, buffersOf(batch));
+    this.thread.post({ type: 'batch', build: this.build, batch }, buffersOf(batch));
+  }
+
+  /** Counts the build's rows, all in the one batch, here. */
+  private endHere(): TallyEnd {
+    const batch = this.writer.batch;
+    try {
+      const tally = (this.local = new Tally(limitsFor(batch.idCount, batch.rowCount, batch.byteCount, this.limits)));
+      tally.addBatch(batch);
+      return tally.end();
+    } catch (error) {
+      this.lose(`an error in the tally: ${(error as Error).message}`);
+      return { complete: false, gaveUpOn: this.lost!, presentContractIds: 0, contractIdsDistinct: false };
+    }
   }
 }

@@ -7,6 +7,7 @@
 // Entries and runs are items of three integers, numbered, in pages of 2^16 items (768 KiB) that
 // are never copied nor let go while the runs live: at 10M rows they take tens of MiB, and arrays
 // grown by copies left their freed copies resident in the allocator (a worker 65 MiB larger).
+// Only the first page grows, by doubling from 12 KiB, for the many small files.
 
 import { freeNow, Reservation } from './typedArrays.ts';
 
@@ -18,6 +19,9 @@ const PAGE_BITS = 16;
 const PAGE_ITEMS = 1 << PAGE_BITS;
 const ITEM_MASK = PAGE_ITEMS - 1;
 
+/** Items the first page starts with: it doubles up to a whole page, so that a small file's runs take kilobytes. */
+const FIRST_PAGE_ITEMS = 1 << 10;
+
 /** Numbered items of three integers, in pages: item k is at (k & ITEM_MASK) × 3 of page k >> PAGE_BITS. */
 class Items {
   pages: Int32Array[] = [];
@@ -26,13 +30,26 @@ class Items {
   /** A new item's number. */
   add(a: number, b: number, c: number): number {
     const k = this.count++;
-    if (k >>> PAGE_BITS >= this.pages.length) this.pages.push(new Int32Array(PAGE_ITEMS * ITEM_INTS));
-    const page = this.pages[k >>> PAGE_BITS]!;
     const at = (k & ITEM_MASK) * ITEM_INTS;
+    let page = this.pages[k >>> PAGE_BITS];
+    if (page === undefined || at >= page.length) page = this.grow(k >>> PAGE_BITS);
     page[at] = a;
     page[at + 1] = b;
     page[at + 2] = c;
     return k;
+  }
+
+  /** Page `p`, made or made larger: the first by doubling (a copy of at most half a page), the rest whole. */
+  private grow(p: number): Int32Array {
+    const old = this.pages[p];
+    const items = p === 0 ? Math.min(PAGE_ITEMS, old ? 2 * (old.length / ITEM_INTS) : FIRST_PAGE_ITEMS) : PAGE_ITEMS;
+    const page = new Int32Array(items * ITEM_INTS);
+    if (old) {
+      page.set(old);
+      freeNow(old);
+    }
+    this.pages[p] = page;
+    return page;
   }
 }
 

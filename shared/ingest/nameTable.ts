@@ -11,11 +11,14 @@ import { freeNow, Reservation } from './typedArrays.ts';
 
 const EMPTY = 0;
 /**
- * Bytes a page holds (1 MiB). Pages are never copied nor let go while the table lives: one array
- * grown by copies left the freed copies (tens of MiB at 10M rows) in the allocator, resident.
+ * Bytes a page holds (1 MiB). Pages are never copied nor let go while the table lives (but the
+ * first, while it doubles up to a page): one array grown by copies left the freed copies (tens of
+ * MiB at 10M rows) in the allocator, resident.
  */
 const PAGE_BITS = 20;
 const PAGE_BYTES = 1 << PAGE_BITS;
+/** The first page's bytes at first: a small file's names take kilobytes. */
+const FIRST_PAGE_BYTES = 4096;
 const MIN_SLOTS = 1 << 10;
 const MAX_LOAD = 0.6;
 
@@ -161,20 +164,24 @@ export class NameTable {
 
   private add(bytes: Uint8Array, start: number, length: number, hash: number, slot: number): number {
     const n = this.size;
-    const end = this.byteCount + length;
-    if (n >= this.maxNames || end > this.maxBytes) {
+    if (n >= this.maxNames || this.byteCount + length > this.maxBytes) {
       this.clear();
       return -1;
     }
-    this.byteCount = end;
+    this.byteCount += length;
     // A name does not straddle two pages: one that does not fit starts the next (longer than a
-    // page, it gets a page of its own size).
+    // page, it gets a page of its own size). The first page starts small and doubles.
     let at = this.next;
-    if (at >>> PAGE_BITS >= this.pages.length || (at & (PAGE_BYTES - 1)) + length > PAGE_BYTES) {
+    let page = this.pages[at >>> PAGE_BITS];
+    const end = (at & (PAGE_BYTES - 1)) + length;
+    if (page === undefined || end > PAGE_BYTES) {
       at = this.pages.length * PAGE_BYTES;
-      this.pages.push(new Uint8Array(Math.max(PAGE_BYTES, length)));
+      page = new Uint8Array(Math.max(this.pages.length === 0 ? FIRST_PAGE_BYTES : PAGE_BYTES, length));
+      this.pages.push(page);
+    } else if (end > page.length) {
+      page = this.grownFirstPage(end);
     }
-    this.pages[at >>> PAGE_BITS]!.set(bytes.subarray(start, start + length), at & (PAGE_BYTES - 1));
+    page.set(bytes.subarray(start, start + length), at & (PAGE_BYTES - 1));
     this.next = length >= PAGE_BYTES ? this.pages.length * PAGE_BYTES : at + length;
     this.starts[n] = at;
     this.lengths[n] = length;
@@ -183,6 +190,16 @@ export class NameTable {
     this.size = n + 1;
     if (this.size > (this.slotMask + 1) * MAX_LOAD) this.rehash();
     return n;
+  }
+
+  /** The first page, the only one shorter than PAGE_BYTES, made at least `bytes` long (by doubling, up to a page). */
+  private grownFirstPage(bytes: number): Uint8Array {
+    const old = this.pages[0]!;
+    const page = new Uint8Array(Math.min(PAGE_BYTES, Math.max(2 * old.length, bytes)));
+    page.set(old);
+    freeNow(old);
+    this.pages[0] = page;
+    return page;
   }
 
   /** Twice the slots, each name placed again by the hash it holds. */

@@ -217,11 +217,10 @@ export class HashList {
   }
 }
 
-/** Values below this are kept in a bitmap (4 MiB): most amounts, in cents, are (up to $335,544.31). */
-const BITMAP_VALUES = 1 << 25;
-
 export class NumberSet {
-  private small: Uint32Array | undefined;
+  /** Values below `bitmapValues` are bits here; the rest take slots. */
+  private readonly bitmap: Int32Array;
+  private readonly bitmapValues: number;
   private slots: Float64Array;
   private mask: number;
   private readonly maxSlots: number;
@@ -230,10 +229,22 @@ export class NumberSet {
   /** The set outgrew `maxSlots` and no longer knows its members. */
   full = false;
 
-  constructor(maxSlots: number) {
+  /**
+   * `maxSlots`: a power of two. `bitmap`: values below `bitmap.values` are kept as bits, in an
+   * array from `bitmap.reservation` (of NumberSet.reserves(values) bytes; its pages cost only once
+   * written). Without one every value takes a slot: for a set that can hold only a few.
+   */
+  constructor(maxSlots: number, bitmap?: { values: number; reservation: Reservation }) {
     this.maxSlots = maxSlots;
     this.slots = new Float64Array(Math.min(MIN_SLOTS, maxSlots));
     this.mask = this.slots.length - 1;
+    this.bitmapValues = bitmap?.values ?? 0;
+    this.bitmap = bitmap ? bitmap.reservation.int32(Math.ceil(bitmap.values / 32)) : new Int32Array(0);
+  }
+
+  /** The bytes a bitmap of `values` bits takes from a Reservation. */
+  static reserves(values: number): number {
+    return Reservation.bytes(4 * Math.ceil(values / 32));
   }
 
   /**
@@ -242,11 +253,11 @@ export class NumberSet {
    * once and add() then finds them in the cache.
    */
   touch(values: Float64Array, stride: number, at: number, count: number): void {
-    const small = (this.small ??= new Uint32Array(BITMAP_VALUES / 32));
+    const { bitmap, bitmapValues } = this;
     let touched = 0;
     for (let i = 0; i < count; i++) {
       const value = values[i * stride + at]!;
-      if (value >= 0 && value < BITMAP_VALUES) touched ^= small[value >>> 5]!;
+      if (value >= 0 && value < bitmapValues) touched ^= bitmap[value >>> 5]!;
     }
     this.touched = touched;
   }
@@ -256,11 +267,11 @@ export class NumberSet {
 
   /** Adds `value` (0 ≤ value < 2^53); false when it was already there (or the set is full). */
   add(value: number): boolean {
-    if (value < BITMAP_VALUES) {
-      const small = (this.small ??= new Uint32Array(BITMAP_VALUES / 32));
+    if (value < this.bitmapValues) {
+      const bitmap = this.bitmap;
       const bit = 1 << (value & 31);
-      if ((small[value >>> 5]! & bit) !== 0) return false;
-      small[value >>> 5]! |= bit;
+      if ((bitmap[value >>> 5]! & bit) !== 0) return false;
+      bitmap[value >>> 5]! |= bit;
       this.size++;
       return true;
     }
@@ -285,10 +296,9 @@ export class NumberSet {
     return (Math.imul(low ^ Math.imul(high, 0x85ebca6b), 0x9e3779b1) >>> 0) & this.mask;
   }
 
-  /** Lets the bitmap and slots go now (freeNow). */
+  /** Lets the slots go now (freeNow). */
   dispose(): void {
-    freeNow(this.small, this.slots);
-    this.small = undefined;
+    freeNow(this.slots); // the bitmap goes with its reservation
     this.full = true;
   }
 

@@ -19,13 +19,14 @@ import { HashList, NumberSet } from './numberSet.ts';
 
 /**
  * What the tally may hold before it hands the work to SQL. Whoever makes a Tally may give others
- * (tests give lower ones); these are the defaults. setSlots bounds the contractId hashes and the
- * amounts of $335,544.32 and more (8 bytes each): 2^20, 8 MiB, keeps a file of a million
- * contractIds in Node and a worker far under its memory budget. customers: a million customers'
- * names are the biggest part of a tally that holds them; customerBytes bounds their UTF-8 bytes
- * (outside the heap: 64 MiB, two million names of 32 Latin characters); their slots, products
- * (the first 32 as bits) and runs of months take a few bytes each. pairs counts a customer's
- * products past the 32nd only; productBytes bounds the products' bytes likewise (16 MiB).
+ * (tests give lower ones, and limitsFor() what a batch of rows needs); these are the defaults.
+ * setSlots bounds the contractId hashes and the amounts of $335,544.32 and more (8 bytes each;
+ * in a tally of 2^16 slots or fewer, every amount and every date): 2^20, 8 MiB, keeps a file of
+ * a million contractIds in Node and a worker far under its memory budget. customers: a million
+ * customers' names are the biggest part of a tally that holds them; customerBytes bounds their
+ * UTF-8 bytes (outside the heap: 64 MiB, two million names of 32 Latin characters); their slots,
+ * products (the first 32 as bits) and runs of months take a few bytes each. pairs counts a
+ * customer's products past the 32nd only; productBytes bounds the products' bytes likewise (16 MiB).
  */
 export type TallyLimits = { customers: number; customerBytes: number; products: number; productBytes: number; pairs: number; runs: number; events: number; setSlots: number };
 export const DEFAULT_TALLY_LIMITS: Readonly<TallyLimits> = Object.freeze({
@@ -46,27 +47,70 @@ const DAY_SPAN = 3_652_425 + 366; // through 9999-12-31
 const MONTHLY_PER_CENT = 304_375;
 const E7 = 10_000_000;
 
+/** Amounts below this many cents (most: up to $335,544.31) are kept as bits (4 MiB) by a tally that may hold many. */
+const AMOUNT_BITMAP_VALUES = 1 << 25;
+/**
+ * A tally that may hold more distinct amounts or days than this keeps them as bits (every day
+ * from 0000 to 9999 in 446 KiB), and any fewer in slots: the bitmaps would cost more than the
+ * slots, and a tally's arrays of a few MiB, made and let go per build, had V8 collect its heap
+ * every few builds (they count as external memory until then).
+ */
+const BITMAPS_PAST = 1 << 16;
+
+/** Distinct days, and the first and last. */
 class DaySet {
-  private readonly bits = new Uint32Array(Math.ceil(DAY_SPAN / 32));
-  size = 0;
+  private readonly days: NumberSet;
   min = Infinity;
   max = -Infinity;
-  /** Lets the bits go now (freeNow). */
-  dispose(): void {
-    freeNow(this.bits);
+
+  constructor(maxSlots: number, reservation: Reservation | undefined) {
+    this.days = new NumberSet(maxSlots, reservation && { values: DAY_SPAN, reservation });
+  }
+
+  static reserves(): number {
+    return NumberSet.reserves(DAY_SPAN);
+  }
+
+  get size(): number {
+    return this.days.size;
+  }
+
+  /** It outgrew its slots (and no longer knows its size). */
+  get full(): boolean {
+    return this.days.full;
   }
 
   add(day: number): void {
-    const i = day - MIN_DAY;
-    const word = i >>> 5;
-    const bit = 1 << (i & 31);
-    if ((this.bits[word]! & bit) === 0) {
-      this.bits[word]! |= bit;
-      this.size++;
-    }
+    this.days.add(day - MIN_DAY);
     if (day < this.min) this.min = day;
     if (day > this.max) this.max = day;
   }
+
+  dispose(): void {
+    this.days.dispose();
+  }
+}
+
+/**
+ * The limits a tally of these rows needs at most (none above `limits`): a build whose rows are
+ * all at hand (one batch) sizes its tally to them, so that a small file's tally takes kilobytes.
+ * `ids`: the stored rows (valid or not); `rows`: the valid ones; `nameBytes`: their customers'
+ * and products' bytes in all.
+ */
+export function limitsFor(ids: number, rows: number, nameBytes: number, limits: TallyLimits = DEFAULT_TALLY_LIMITS): TallyLimits {
+  // A row brings at most one name of each kind, one customer-product pair, one run of months and
+  // two month changes; twice as many slots as values keep a set below its load.
+  const slots = 2 ** Math.ceil(Math.log2(2 * Math.max(ids, rows, 2)));
+  return {
+    customers: Math.min(limits.customers, rows),
+    customerBytes: Math.min(limits.customerBytes, nameBytes),
+    products: Math.min(limits.products, rows),
+    productBytes: Math.min(limits.productBytes, nameBytes),
+    pairs: Math.min(limits.pairs, rows),
+    runs: Math.min(limits.runs, rows),
+    events: Math.min(limits.events, 2 * rows),
+    setSlots: Math.min(limits.setSlots, slots),
+  };
 }
 
 /**
@@ -96,8 +140,8 @@ export class Tally {
   private contributing = 0;
   private excluded = { startDate: 0, endDate: 0, amount: 0, currency: 0 } satisfies Record<GatingFieldName, number>;
   private present = { contractId: 0, product: 0, amount: 0, currency: 0 };
-  private readonly startDays = new DaySet();
-  private readonly endDays = new DaySet();
+  private readonly startDays: DaySet;
+  private readonly endDays: DaySet;
   private minCents = Infinity;
   private maxCents = -Infinity;
   private readonly amounts: NumberSet;
@@ -118,9 +162,14 @@ export class Tally {
   /** Per customer: the products past the 32nd it has rows of. */
   private readonly moreProductsOf = new Map<number, number[]>();
   private pairs = 0;
-  /** Per currency code (currencyIndex): its tally; every currency present, contributing or not. */
-  private readonly currencies: (CurrencyTally | undefined)[] = [];
-  private currencyCount = 0;
+  /** Every currency present, contributing or not, in the order met. */
+  private readonly currencies: CurrencyTally[] = [];
+  /**
+   * Per currency code (currencyIndex, below 2^15): its place in `currencies` + 1, 0 for none. An
+   * array of tallies indexed by the code was sparse, so V8 kept it as a dictionary: a hash lookup
+   * per row, and 1.4 ms to list the few present (half of what a 10-row file's tally cost).
+   */
+  private readonly currencyAt = new Uint16Array(1 << 15);
   /** Per customer: its contributing months in each currency, as runs. */
   private readonly runs: CustomerRuns;
   private events = 0;
@@ -133,11 +182,13 @@ export class Tally {
     this.limits = { ...limits };
     const customerNames = { maxNames: limits.customers, maxBytes: limits.customerBytes };
     const productNames = { maxNames: limits.products, maxBytes: limits.productBytes };
+    const bitmaps = limits.setSlots > BITMAPS_PAST;
     const reservation = (this.reservation = new Reservation(
       NameTable.reserves(customerNames) +
         NameTable.reserves(productNames) +
         CustomerRuns.reserves(limits.customers) +
         HashList.reserves(limits.setSlots) +
+        (bitmaps ? NumberSet.reserves(AMOUNT_BITMAP_VALUES) + 2 * DaySet.reserves() : 0) +
         Reservation.bytes(4 * limits.customers, 4 * limits.products, 4 * limits.products),
     ));
     this.customers = new NameTable(customerNames, reservation);
@@ -147,7 +198,9 @@ export class Tally {
     this.productBits = reservation.int32(limits.customers);
     this.productContracts = reservation.int32(limits.products);
     this.productCustomers = reservation.int32(limits.products);
-    this.amounts = new NumberSet(limits.setSlots);
+    this.amounts = new NumberSet(limits.setSlots, bitmaps ? { values: AMOUNT_BITMAP_VALUES, reservation } : undefined);
+    this.startDays = new DaySet(limits.setSlots, bitmaps ? reservation : undefined);
+    this.endDays = new DaySet(limits.setSlots, bitmaps ? reservation : undefined);
   }
 
   /** A batch of rows: the contractId hashes of every stored row, valid or not (for the duplicate check), and the valid rows. */
@@ -231,6 +284,7 @@ export class Tally {
     else this.excluded.startDate++;
     if (hasEnd) this.endDays.add(endDay);
     else this.excluded.endDate++;
+    if (this.startDays.full || this.endDays.full) return this.giveUp('distinct dates');
     if (hasAmount) {
       this.present.amount++;
       // Past 2^53 cents (or 2^53 ÷ 304375 for the monthly value) integers are no longer exact.
@@ -266,6 +320,7 @@ export class Tally {
     this.productBits = new Int32Array(0);
     this.moreProductsOf.clear();
     this.currencies.length = 0;
+    this.currencyAt.fill(0);
     this.runs.clear();
   }
 
@@ -289,12 +344,10 @@ export class Tally {
   }
 
   private currency(index: number): CurrencyTally {
-    let c = this.currencies[index];
-    if (c === undefined) {
-      c = { name: currencyCode(index), index, contracts: 0, cents: 0, customers: 0, firstMonth: Infinity, lastMonth: -Infinity, months: new Map() };
-      this.currencies[index] = c;
-      this.currencyCount++;
-    }
+    const at = this.currencyAt[index]!;
+    if (at !== 0) return this.currencies[at - 1]!;
+    const c: CurrencyTally = { name: currencyCode(index), index, contracts: 0, cents: 0, customers: 0, firstMonth: Infinity, lastMonth: -Infinity, months: new Map() };
+    this.currencyAt[index] = this.currencies.push(c);
     return c;
   }
 
@@ -363,7 +416,7 @@ export class Tally {
     const excluded = Object.fromEntries(GATING_FIELDS.map((f) => [f.name, this.excluded[f.name]]));
     const rows = { total: this.total, contributing: this.contributing, excluded };
 
-    const contributing = this.currencies.filter((c): c is CurrencyTally => c !== undefined && c.contracts > 0).sort((a, b) => byBytes(a.name, b.name));
+    const contributing = this.currencies.filter((c) => c.contracts > 0).sort((a, b) => byBytes(a.name, b.name));
     const currencies = contributing.map((c) => ({ currency: c.name, contracts: c.contracts, customers: c.customers, totalValue: cents(c.cents) }));
     const products = Array.from({ length: this.products.size }, (_, n) => ({ product: this.products.nameOf(n), contracts: this.productContracts[n]!, customers: this.productCustomers[n]! }))
       .sort((a, b) => byBytes(a.product, b.product));
@@ -381,7 +434,7 @@ export class Tally {
         min: this.present.amount ? cents(this.minCents) : null,
         max: this.present.amount ? cents(this.maxCents) : null,
       },
-      currency: { present: this.present.currency, distinct: this.currencyCount },
+      currency: { present: this.present.currency, distinct: this.currencies.length },
     };
     const catalog = {
       rowCount: this.total,

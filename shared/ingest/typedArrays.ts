@@ -33,6 +33,8 @@ export function freeNow(...arrays: (ArrayBufferView<ArrayBufferLike> | undefined
  * once when freed.
  */
 const ALWAYS_MAPPED_BYTES = 32 * 1024 * 1024 + 4096;
+/** A reservation this small is made as it is (zeroed by the allocator, a few microseconds), not mapped. */
+const SMALL_BYTES = 1024 * 1024;
 
 /**
  * Arrays of a fixed, largest length, carved from one buffer reserved at once and mapped on its
@@ -40,7 +42,9 @@ const ALWAYS_MAPPED_BYTES = 32 * 1024 * 1024 + 4096;
  * takes its longest length up front, costs memory only as far as it is written, and is never
  * copied. (Arrays grown by copies left their freed copies resident in the allocator: reserving
  * them took a worker's peak through a 10M-row build from 257 to 249 MiB.) The arrays are zero at
- * first; free() lets them all go.
+ * first; free() lets them all go. One of a few hundred KiB (a small file's tally) is not mapped:
+ * V8 counts a buffer's whole length as external memory until its heap is next collected, and
+ * 32 MiB a build had it collect the heap every few small builds.
  */
 export class Reservation {
   private readonly buffer: ArrayBuffer;
@@ -48,7 +52,7 @@ export class Reservation {
 
   /** Room for arrays of `bytes` in all (each rounded up to 8 bytes). */
   constructor(bytes: number) {
-    this.buffer = new ArrayBuffer(Math.max(bytes, ALWAYS_MAPPED_BYTES));
+    this.buffer = new ArrayBuffer(bytes <= SMALL_BYTES ? bytes : Math.max(bytes, ALWAYS_MAPPED_BYTES));
   }
 
   /** The bytes `Reservation` needs for arrays of these byte lengths. */
