@@ -64,6 +64,14 @@ describe('tally', () => {
     expect(held - process.memoryUsage().arrayBuffers).to.be.at.least(32 * 1024 * 1024);
   });
 
+  it('when a tally of few set slots (no bitmaps) meets more distinct dates than they hold, then it gives up on them (SQL counts instead)', async () => {
+    const rows = Array.from({ length: 40 }, (_, i) => `c${i},Acme,Pro,2024-01-${String(1 + (i % 28)).padStart(2, '0')},2025-${String(1 + (i % 12)).padStart(2, '0')}-28,10.00,EUR`);
+    const batch = await oneBatch(`contractId,customer,product,startDate,endDate,amount,currency\n${rows.join('\n')}\n`);
+    const { end } = counted(batch, { ...DEFAULT_TALLY_LIMITS, setSlots: 16 });
+    expect(end).to.include({ complete: false, gaveUpOn: 'distinct dates' });
+    expect(counted(batch, { ...DEFAULT_TALLY_LIMITS, setSlots: 128 }).end.complete).to.equal(true);
+  });
+
   for (const [name, csv] of [
     ['10 generated rows', contractsCsv(10)],
     ['a header and no rows', contractsCsv(0)],

@@ -38,6 +38,11 @@ describe('reserved arrays', () => {
     freeNow(a, own);
     expect(a.length).to.equal(10);
     expect(own.length).to.equal(0);
+    // An array that is all of its (small) reservation stays too.
+    const whole = new Reservation(Reservation.bytes(4 * 10)).int32(10);
+    expect(whole.byteLength).to.equal(whole.buffer.byteLength);
+    freeNow(whole);
+    expect(whole.length).to.equal(10);
     const held = process.memoryUsage().arrayBuffers;
     reservation.free();
     expect(a.length).to.equal(0);

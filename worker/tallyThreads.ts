@@ -1,8 +1,8 @@
-// A build thread's tally thread (worker/tallyThread.ts), started with the first build of more
-// than a batch of rows and kept warm, and the feed that hands it a build's rows. The build thread
+// A build thread's tally thread (worker/tallyThread.ts), started with the first build of a batch
+// of rows or more and kept warm, and the feed that hands it a build's rows. The build thread
 // fills a batch while the tally thread counts the one before; three batches go round, so a tally
 // that counts slower than the rows are read holds the build back (parseContracts waits on flush)
-// rather than letting batches pile up. A build of one batch is counted in the build thread.
+// rather than letting batches pile up. A build of fewer rows is counted in the build thread.
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -32,7 +32,7 @@ export class TallyThread {
 
   /** A feed for a new build (the previous one is over, or given up). */
   feed(limits?: TallyLimits): TallyFeed {
-    this.feeding?.lose('the next build started');
+    this.feeding?.supersede();
     const build = ++this.build;
     const feed = new ThreadFeed(build, limits, {
       post: (message, transfer) => {
@@ -47,7 +47,7 @@ export class TallyThread {
     return feed;
   }
 
-  /** Whether its thread is up (it starts with the first build of more than one batch). */
+  /** Whether its thread is up (it starts with the first build of a batch of rows or more). */
   get running(): boolean {
     return this.worker !== undefined;
   }
@@ -69,7 +69,7 @@ export class TallyThread {
     worker.on('error', () => {}); // told by 'exit'
     worker.once('exit', () => {
       if (this.worker === worker) this.worker = undefined; // the next build starts another
-      this.feeding?.lose('its thread ended (out of memory?)');
+      if (this.feeding?.onThread) this.feeding.lose('its thread ended (out of memory?)'); // one counted in its build thread goes on
     });
     this.worker = worker;
     return worker;
@@ -83,8 +83,8 @@ type Thread = {
 };
 
 /**
- * A build's rows, to the tally thread once they fill a second batch; a build whose rows all fit
- * in one (a file of up to BATCH_ROWS rows) is counted here, by a tally sized to them (limitsFor):
+ * A build's rows, to the tally thread once they fill a batch (BATCH_ROWS); a build whose file
+ * ends first (fewer rows) is counted here, by a tally sized to its rows (limitsFor):
  * the thread's round trips, and a tally of default limits made and let go, cost a small build
  * more than counting its rows.
  */
@@ -98,6 +98,10 @@ class ThreadFeed implements TallyFeed {
   private batches = 1;
   /** Whether the thread has this build (its first batch was sent). */
   private started = false;
+
+  get onThread(): boolean {
+    return this.started;
+  }
   /** The tally of a build counted here. */
   private local: Tally | undefined;
   /** Why the tally thread can no longer count this build's rows (then SQL computes the figures). */
@@ -162,6 +166,14 @@ class ThreadFeed implements TallyFeed {
     });
   }
 
+  /** The next build starts: this one, if still on the thread, lets go of its tally there (a build counted in its own thread would not). */
+  supersede(): void {
+    if (this.lost === undefined && this.started) this.thread.post({ type: 'close', build: this.build });
+    this.local?.close();
+    this.local = undefined;
+    this.lose('the next build started');
+  }
+
   close(): void {
     if (this.local) this.local.close();
     else if (this.lost === undefined && this.started) this.thread.post({ type: 'close', build: this.build });
@@ -214,7 +226,7 @@ class ThreadFeed implements TallyFeed {
     this.thread.post({ type: 'batch', build: this.build, batch }, buffersOf(batch));
   }
 
-  /** Counts the build's rows, all in the one batch, here. */
+  /** Counts the build's rows, all in the batch being filled, here. */
   private endHere(): TallyEnd {
     const batch = this.writer.batch;
     try {

@@ -21,10 +21,14 @@ export function grown<T extends Grown>(array: T, atLeast: number): T {
 export function freeNow(...arrays: (ArrayBufferView<ArrayBufferLike> | undefined)[]): void {
   for (const array of arrays) {
     const buffer = array?.buffer;
-    // A part of a larger buffer (a Reservation's) goes with it.
-    if (buffer instanceof ArrayBuffer && !buffer.detached && array!.byteLength === buffer.byteLength) buffer.transfer(0);
+    // A part of a larger buffer goes with it; a reservation's arrays go with the reservation (one
+    // array may be all of a small one).
+    if (buffer instanceof ArrayBuffer && !buffer.detached && array!.byteLength === buffer.byteLength && !RESERVED.has(buffer)) buffer.transfer(0);
   }
 }
+
+/** The buffers of reservations, which only Reservation.free() lets go. */
+const RESERVED = new WeakSet<ArrayBuffer>();
 
 /**
  * glibc's malloc maps an allocation at least this large on its own (mmap), whatever its dynamic
@@ -53,6 +57,7 @@ export class Reservation {
   /** Room for arrays of `bytes` in all (each rounded up to 8 bytes). */
   constructor(bytes: number) {
     this.buffer = new ArrayBuffer(bytes <= SMALL_BYTES ? bytes : Math.max(bytes, ALWAYS_MAPPED_BYTES));
+    RESERVED.add(this.buffer);
   }
 
   /** The bytes `Reservation` needs for arrays of these byte lengths. */
