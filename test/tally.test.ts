@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import { currencyIndex } from '../shared/ingest/currencies.ts';
 import { parseContracts } from '../shared/ingest/parseContracts.ts';
-import { DEFAULT_TALLY_LIMITS, limitsFor, Tally } from '../shared/ingest/tally.ts';
+import { DEFAULT_TALLY_LIMITS, GuardedTally, limitsFor, Tally } from '../shared/ingest/tally.ts';
 import { type TallyBatch, TallyBatchWriter } from '../shared/ingest/tallyBatch.ts';
 import type { TallyFeed } from '../shared/ingest/tallyFeed.ts';
 import { contractsCsv } from './support/contracts.ts';
@@ -70,6 +70,21 @@ describe('tally', () => {
     const { end } = counted(batch, { ...DEFAULT_TALLY_LIMITS, setSlots: 16 });
     expect(end).to.include({ complete: false, gaveUpOn: 'distinct dates' });
     expect(counted(batch, { ...DEFAULT_TALLY_LIMITS, setSlots: 128 }).end.complete).to.equal(true);
+  });
+
+  it('when counting fails (here: no room for its arrays), then a guarded tally gives up, naming the error, and has no figures (SQL computes them)', async () => {
+    const batch = await oneBatch(contractsCsv(10));
+    const tally = new GuardedTally({ ...DEFAULT_TALLY_LIMITS, customers: -1 });
+    tally.addBatch(batch);
+    const end = tally.end();
+    expect(end).to.include({ complete: false, presentContractIds: 0, contractIdsDistinct: false });
+    expect(end.gaveUpOn).to.match(/^an error in the tally: /);
+    expect(tally.result(10)).to.equal(undefined);
+    tally.close();
+    const sound = new GuardedTally();
+    sound.addBatch(batch);
+    expect(sound.end()).to.deep.equal(counted(batch, DEFAULT_TALLY_LIMITS).end);
+    sound.close();
   });
 
   for (const [name, csv] of [

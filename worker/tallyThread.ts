@@ -6,7 +6,7 @@
 // told apart. Its heap is capped like a build thread's; if it ends, the build computes the
 // figures in SQL.
 import { parentPort } from 'node:worker_threads';
-import { Tally, type TallyEnd, type TallyLimits, type TallyResult } from '../shared/ingest/tally.ts';
+import { GuardedTally, type TallyEnd, type TallyLimits, type TallyResult } from '../shared/ingest/tally.ts';
 import { buffersOf, type TallyBatch } from '../shared/ingest/tallyBatch.ts';
 import { lowerThreadPriority } from '../shared/platform/threadPriority.ts';
 
@@ -36,9 +36,7 @@ const TALLY_NICE = 10;
 const port = parentPort!;
 lowerThreadPriority(TALLY_NICE);
 let build = -1;
-let tally: Tally | undefined;
-/** An error in counting this build's rows: the figures go to SQL. */
-let failed: string | undefined;
+let tally: GuardedTally | undefined;
 
 const answer = (message: FromTallyThread, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
 
@@ -46,37 +44,18 @@ port.on('message', (message: ToTallyThread) => {
   if (message.type === 'start') {
     tally?.close();
     build = message.build;
-    tally = new Tally(message.limits);
-    failed = undefined;
+    tally = new GuardedTally(message.limits);
     return;
   }
   if (message.build !== build || !tally) return; // a stopped build's
   switch (message.type) {
     case 'batch':
-      try {
-        if (failed === undefined) tally.addBatch(message.batch);
-      } catch (error) {
-        failed = `an error in the tally: ${(error as Error).message}`;
-      }
+      tally.addBatch(message.batch);
       return answer({ type: 'batch', build, batch: message.batch }, buffersOf(message.batch));
-    case 'end': {
-      let end: TallyEnd;
-      try {
-        end = failed === undefined ? tally.end() : { complete: false, gaveUpOn: failed, presentContractIds: 0, contractIdsDistinct: false };
-      } catch (error) {
-        end = { complete: false, gaveUpOn: `an error in the tally: ${(error as Error).message}`, presentContractIds: 0, contractIdsDistinct: false };
-      }
-      return answer({ type: 'ended', build, end });
-    }
-    case 'result': {
-      let result: TallyResult | undefined;
-      try {
-        result = tally.result(message.distinctContractIds);
-      } catch {
-        result = undefined; // computed in SQL instead
-      }
-      return answer({ type: 'result', build, result });
-    }
+    case 'end':
+      return answer({ type: 'ended', build, end: tally.end() });
+    case 'result':
+      return answer({ type: 'result', build, result: tally.result(message.distinctContractIds) });
     case 'close':
       tally.close();
       tally = undefined;

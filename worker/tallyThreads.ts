@@ -6,7 +6,7 @@
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { limitsFor, Tally, type TallyEnd, type TallyLimits, type TallyResult } from '../shared/ingest/tally.ts';
+import { GuardedTally, limitsFor, type TallyEnd, type TallyLimits, type TallyResult } from '../shared/ingest/tally.ts';
 import { buffersOf, emptyBatch, type TallyBatch, TallyBatchWriter, type TalliedRow } from '../shared/ingest/tallyBatch.ts';
 import type { TallyFeed } from '../shared/ingest/tallyFeed.ts';
 import type { FromTallyThread, ToTallyThread } from './tallyThread.ts';
@@ -32,7 +32,7 @@ export class TallyThread {
 
   /** A feed for a new build (the previous one is over, or given up). */
   feed(limits?: TallyLimits): TallyFeed {
-    this.feeding?.supersede();
+    this.feeding?.close('the next build started');
     const build = ++this.build;
     const feed = new ThreadFeed(build, limits, {
       post: (message, transfer) => {
@@ -98,12 +98,8 @@ class ThreadFeed implements TallyFeed {
   private batches = 1;
   /** Whether the thread has this build (its first batch was sent). */
   private started = false;
-
-  get onThread(): boolean {
-    return this.started;
-  }
   /** The tally of a build counted here. */
-  private local: Tally | undefined;
+  private local: GuardedTally | undefined;
   /** Why the tally thread can no longer count this build's rows (then SQL computes the figures). */
   private lost: string | undefined;
   private waitingForBatch: (() => void) | undefined;
@@ -114,6 +110,11 @@ class ThreadFeed implements TallyFeed {
     this.build = build;
     this.limits = limits;
     this.thread = thread;
+  }
+
+  /** Whether the thread has this build (its first batch was sent). */
+  get onThread(): boolean {
+    return this.started;
   }
 
   addContractId(text: Uint8Array, start: number, end: number): void {
@@ -153,32 +154,19 @@ class ThreadFeed implements TallyFeed {
 
   result(distinctContractIds: number): Promise<TallyResult | undefined> {
     if (this.lost !== undefined) return Promise.resolve(undefined);
-    if (this.local) {
-      try {
-        return Promise.resolve(this.local.result(distinctContractIds));
-      } catch {
-        return Promise.resolve(undefined); // computed in SQL instead, as when the thread fails
-      }
-    }
+    if (this.local) return Promise.resolve(this.local.result(distinctContractIds));
     return new Promise((resolve) => {
       this.waitingForResult = resolve;
       this.thread.post({ type: 'result', build: this.build, distinctContractIds });
     });
   }
 
-  /** The next build starts: this one, if still on the thread, lets go of its tally there (a build counted in its own thread would not). */
-  supersede(): void {
+  /** Lets go of the build's tally, here or on the thread: at its end, or when the next build starts before it ended. */
+  close(why = 'closed'): void {
     if (this.lost === undefined && this.started) this.thread.post({ type: 'close', build: this.build });
     this.local?.close();
     this.local = undefined;
-    this.lose('the next build started');
-  }
-
-  close(): void {
-    if (this.local) this.local.close();
-    else if (this.lost === undefined && this.started) this.thread.post({ type: 'close', build: this.build });
-    this.local = undefined;
-    this.lose('closed');
+    this.lose(why);
   }
 
   receive(message: FromTallyThread): void {
@@ -229,13 +217,8 @@ class ThreadFeed implements TallyFeed {
   /** Counts the build's rows, all in the batch being filled, here. */
   private endHere(): TallyEnd {
     const batch = this.writer.batch;
-    try {
-      const tally = (this.local = new Tally(limitsFor(batch.idCount, batch.rowCount, batch.byteCount, this.limits)));
-      tally.addBatch(batch);
-      return tally.end();
-    } catch (error) {
-      this.lose(`an error in the tally: ${(error as Error).message}`);
-      return { complete: false, gaveUpOn: this.lost!, presentContractIds: 0, contractIdsDistinct: false };
-    }
+    const tally = (this.local = new GuardedTally(limitsFor(batch.idCount, batch.rowCount, batch.byteCount, this.limits)));
+    tally.addBatch(batch);
+    return tally.end();
   }
 }

@@ -500,6 +500,51 @@ export type TallyResult = ReturnType<Tally['result']>;
  */
 export type TallyEnd = { complete: boolean; gaveUpOn?: string; presentContractIds: number; contractIdsDistinct: boolean };
 
+/**
+ * A tally for a build that must not fail for it: an error in counting (a bug, or no memory for its
+ * arrays) ends the counting, and the build computes the figures in SQL, as when a limit is passed.
+ * The tally thread counts its builds so, and so does a build counted in its own thread.
+ */
+export class GuardedTally {
+  private tally: Tally | undefined;
+  /** Why counting stopped, when an error stopped it. */
+  private failed: string | undefined;
+
+  constructor(limits?: TallyLimits) {
+    this.guard(() => (this.tally = new Tally(limits)));
+  }
+
+  addBatch(batch: TallyBatch): void {
+    this.guard(() => this.tally?.addBatch(batch));
+  }
+
+  end(): TallyEnd {
+    const end = this.guard(() => this.tally?.end());
+    return end ?? { complete: false, gaveUpOn: this.failed!, presentContractIds: 0, contractIdsDistinct: false };
+  }
+
+  /** The figures; undefined if they could not be had (SQL computes them). */
+  result(distinctContractIds: number): TallyResult | undefined {
+    return this.guard(() => this.tally?.result(distinctContractIds));
+  }
+
+  close(): void {
+    this.tally?.close();
+    this.tally = undefined;
+  }
+
+  private guard<T>(count: () => T): T | undefined {
+    if (this.failed !== undefined) return undefined;
+    try {
+      return count();
+    } catch (error) {
+      this.failed = `an error in the tally: ${(error as Error).message}`;
+      this.close();
+      return undefined;
+    }
+  }
+}
+
 function bump(map: Map<number, number>, key: number, by: number): void {
   map.set(key, (map.get(key) ?? 0) + by);
 }
