@@ -2,7 +2,7 @@
 // per-customer and per-contractId arrays come from one buffer mapped on its own, so that they
 // are never grown by copies (whose freed copies stayed resident in the allocator).
 import { expect } from 'chai';
-import { freeNow, Reservation } from '../shared/ingest/typedArrays.ts';
+import { freeNow, grown, Reservation } from '../shared/ingest/typedArrays.ts';
 
 describe('reserved arrays', () => {
   it('when arrays are taken from a reservation, then each starts zero, none overlaps another, and one too many is refused', () => {
@@ -48,5 +48,14 @@ describe('reserved arrays', () => {
     expect(a.length).to.equal(0);
     expect(b.length).to.equal(0);
     expect(held - process.memoryUsage().arrayBuffers).to.be.at.least(32 * 1024 * 1024);
+  });
+
+  it('when an array grows, then its copy keeps its values and is half as long again, up to the most asked for (but never short of what is needed)', () => {
+    const page = new Uint8Array(4096).fill(7);
+    expect(grown(page, 100)).to.equal(page);
+    const bigger = grown(page, 5000);
+    expect([bigger.length, bigger[4095], bigger[4096]]).to.deep.equal([6144, 7, 0]);
+    expect(grown(page, 5000, 6000).length).to.equal(6000);
+    expect(grown(page, 9000, 6000).length).to.equal(9000);
   });
 });

@@ -7,17 +7,17 @@
 // any order.) The bytes are kept outside the V8 heap: `maxBytes` bounds them, and past it, or past
 // `maxNames`, the table is full and lets everything go (whoever uses it gives the work to SQL).
 
-import { freeNow, Reservation } from './typedArrays.ts';
+import { freeNow, grown, Reservation } from './typedArrays.ts';
 
 const EMPTY = 0;
 /**
  * Bytes a page holds (1 MiB). Pages are never copied nor let go while the table lives (but the
- * first, while it doubles up to a page): one array grown by copies left the freed copies (tens of
+ * first, while it grows up to a page): one array grown by copies left the freed copies (tens of
  * MiB at 10M rows) in the allocator, resident.
  */
 const PAGE_BITS = 20;
 const PAGE_BYTES = 1 << PAGE_BITS;
-/** The first page's bytes at first: a small file's names take kilobytes. */
+/** The first page's bytes at first (it grows up to a page): a small file's names take kilobytes. */
 const FIRST_PAGE_BYTES = 4096;
 const MIN_SLOTS = 1 << 10;
 const MAX_LOAD = 0.6;
@@ -40,7 +40,7 @@ export class NameTable {
   /** Per number n: where its bytes start (page × PAGE_BYTES + offset), and how many (`maxNames` long, reserved). */
   private starts: Int32Array;
   private lengths: Int32Array;
-  private pages: Uint8Array[] = [];
+  private pages: Uint8Array<ArrayBuffer>[] = [];
   /** Where the next name's bytes go. */
   private next = 0;
   /** Bytes held, for maxBytes. */
@@ -170,7 +170,7 @@ export class NameTable {
     }
     this.byteCount += length;
     // A name does not straddle two pages: one that does not fit starts the next (longer than a
-    // page, it gets a page of its own size). The first page starts small and doubles.
+    // page, it gets a page of its own size). The first page starts small and grows.
     let at = this.next;
     let page = this.pages[at >>> PAGE_BITS];
     const end = (at & (PAGE_BYTES - 1)) + length;
@@ -179,7 +179,10 @@ export class NameTable {
       page = new Uint8Array(Math.max(this.pages.length === 0 ? FIRST_PAGE_BYTES : PAGE_BYTES, length));
       this.pages.push(page);
     } else if (end > page.length) {
-      page = this.grownFirstPage(end);
+      // The first page, the only one shorter than PAGE_BYTES, grows (a copy of its names' bytes).
+      const old = page;
+      page = this.pages[0] = grown(page, end, PAGE_BYTES);
+      freeNow(old);
     }
     page.set(bytes.subarray(start, start + length), at & (PAGE_BYTES - 1));
     this.next = length >= PAGE_BYTES ? this.pages.length * PAGE_BYTES : at + length;
@@ -190,16 +193,6 @@ export class NameTable {
     this.size = n + 1;
     if (this.size > (this.slotMask + 1) * MAX_LOAD) this.rehash();
     return n;
-  }
-
-  /** The first page, the only one shorter than PAGE_BYTES, made at least `bytes` long (by doubling, up to a page). */
-  private grownFirstPage(bytes: number): Uint8Array {
-    const old = this.pages[0]!;
-    const page = new Uint8Array(Math.min(PAGE_BYTES, Math.max(2 * old.length, bytes)));
-    page.set(old);
-    freeNow(old);
-    this.pages[0] = page;
-    return page;
   }
 
   /** Twice the slots, each name placed again by the hash it holds. */

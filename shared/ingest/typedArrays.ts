@@ -3,12 +3,15 @@
 
 type Grown = Int32Array<ArrayBuffer> | Uint8Array<ArrayBuffer> | Float64Array<ArrayBuffer>;
 
-/** The array, or a copy half as long again (at least `atLeast`): doubling would waste up to half of tens of MiB. */
-export function grown<T extends Grown>(array: T, atLeast: number): T {
+/**
+ * The array, or a copy half as long again (at least `atLeast`, at most `most` unless `atLeast` is
+ * more): doubling would waste up to half of tens of MiB.
+ */
+export function grown<T extends Grown>(array: T, atLeast: number, most = Infinity): T {
   if (atLeast <= array.length) return array;
   let length = Math.max(Math.ceil(array.length * 1.5), 16);
   while (length < atLeast) length = Math.ceil(length * 1.5);
-  const bigger = new (array.constructor as new (length: number) => T)(length);
+  const bigger = new (array.constructor as new (length: number) => T)(Math.max(atLeast, Math.min(length, most)));
   bigger.set(array);
   return bigger;
 }
