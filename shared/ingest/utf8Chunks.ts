@@ -1,9 +1,9 @@
 // A file's bytes in chunks that end between characters, without the byte order mark a file may
-// start with, telling whether any were not UTF-8: a
-// character cut by a chunk's end is carried over to the next chunk, so that each chunk is checked
-// whole (one native, vectorized check a chunk while all is well) and a cut is never taken for bad
-// bytes. Once bad bytes were met, the reader of the chunks checks each record's cells itself (see
-// parseContracts.ts): the record with the bad bytes is reported, the others are read.
+// start with, telling whether any were not UTF-8: a character cut by a chunk's end is carried over
+// to the next chunk, so that each chunk is checked whole (one native, vectorized check a chunk
+// while all is well) and a cut is never taken for bad bytes. Once bad bytes were met, the reader
+// of the chunks checks each record's cells itself (see parseContracts.ts): the record with the
+// bad bytes is reported, the others are read.
 import { isUtf8 } from 'node:buffer';
 
 const NOTHING = Buffer.alloc(0);
