@@ -1,16 +1,18 @@
 // The import rule of the README's "Architecture" section, checked by `npm run lint:imports` in CI.
 // Processes (api/, worker/, bin/) import shared/ and never each other; shared/ imports no process.
 // Inside shared/, rooms import only rooms below them:
-//   domain → tenancy → ingest | blobs | oauth → contract | platform
-// (ingest, blobs and oauth are siblings and do not import each other.)
+//   domain → tenancy → ingest | blobs | oauth → figures → contract | platform
+// (ingest, blobs and oauth are siblings and do not import each other; figures holds the
+// definitions of the metrics, pure computation that the tally, SQL paths and reads share.)
 const ROOM_ORDER = {
   platform: [],
   contract: [],
-  ingest: ['contract', 'platform'],
+  figures: ['contract', 'platform'],
+  ingest: ['figures', 'contract', 'platform'],
   blobs: ['contract', 'platform'],
   oauth: ['contract', 'platform'],
-  tenancy: ['ingest', 'blobs', 'oauth', 'contract', 'platform'],
-  domain: ['tenancy', 'ingest', 'blobs', 'oauth', 'contract', 'platform'],
+  tenancy: ['ingest', 'blobs', 'oauth', 'figures', 'contract', 'platform'],
+  domain: ['tenancy', 'ingest', 'blobs', 'oauth', 'figures', 'contract', 'platform'],
 };
 const ROOMS = Object.keys(ROOM_ORDER);
 

@@ -7,7 +7,7 @@
 import { CONTRACT_FIELDS, type FieldKind, type RowError, type RowErrorCode } from '../contract/fields.ts';
 import type { BinaryCopyWriter } from './binaryCopy.ts';
 import type { Cells } from './csvRecords.ts';
-import { dayNumber, isCalendarDate, monthNumber } from './calendar.ts';
+import { dayNumber, isCalendarDate, monthNumber } from '../figures/calendar.ts';
 import { bare, characters, trim } from './cellBytes.ts';
 import { currencyIndex } from './currencies.ts';
 import type { TalliedRow } from './tallyBatch.ts';

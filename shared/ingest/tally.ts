@@ -9,7 +9,7 @@
 // The rows come in batches (tallyBatch.ts), names as UTF-8 bytes: the tally may run on a thread
 // of its own, beside the build's (tallyFeed.ts).
 import { CONTRACT_FIELDS, FIELD_KINDS, type FieldName, GATING_FIELDS, type GatingFieldName } from '../contract/fields.ts';
-import { formatDay, formatMonthStart } from './calendar.ts';
+import { formatDay, formatMonthStart } from '../figures/calendar.ts';
 import { currencyCode } from './currencies.ts';
 import { type TallyBatch, ROW_FIELDS } from './tallyBatch.ts';
 import { CustomerRuns } from './customerRuns.ts';

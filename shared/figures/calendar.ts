@@ -30,7 +30,18 @@ export const monthNumber = (year: number, month: number) => year * 12 + month - 
 
 /** YYYY-MM-DD of a day number (days since 1970-01-01). */
 export function formatDay(day: number): string {
-  // Civil from days (H. Hinnant).
+  const c = civil(day);
+  return `${pad(c.year, 4)}-${pad(c.month, 2)}-${pad(c.day, 2)}`;
+}
+
+/** YYYY-MM-01, the first day of a month number. */
+export function formatMonthStart(month: number): string {
+  return `${pad(Math.floor(month / 12), 4)}-${pad((month % 12) + 1, 2)}-01`;
+}
+
+/** The calendar date of a day number (days since 1970-01-01). */
+export function civil(day: number): { year: number; month: number; day: number } {
+  // Civil from days (H. Hinnant), as formatDay.
   const z = day + 719_468;
   const era = Math.floor(z / 146_097);
   const doe = z - era * 146_097;
@@ -39,11 +50,27 @@ export function formatDay(day: number): string {
   const mp = Math.floor((5 * doy + 2) / 153);
   const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
   const m = mp < 10 ? mp + 3 : mp - 9;
-  const y = yoe + era * 400 + (m <= 2 ? 1 : 0);
-  return `${pad(y, 4)}-${pad(m, 2)}-${pad(d, 2)}`;
+  return { year: yoe + era * 400 + (m <= 2 ? 1 : 0), month: m, day: d };
 }
 
-/** YYYY-MM-01, the first day of a month number. */
-export function formatMonthStart(month: number): string {
-  return `${pad(Math.floor(month / 12), 4)}-${pad((month % 12) + 1, 2)}-01`;
+/** Days in a month (1–12) of a year. */
+export function daysInMonth(year: number, month: number): number {
+  const leap = month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  return DAYS_IN_MONTH[month - 1]! + (leap ? 1 : 0);
+}
+
+/** The month number of a day number. */
+export function monthOfDay(day: number): number {
+  const c = civil(day);
+  return monthNumber(c.year, c.month);
+}
+
+/** YYYY-MM of a month number. */
+export function formatMonth(month: number): string {
+  return `${pad(Math.floor(month / 12), 4)}-${pad((month % 12) + 1, 2)}`;
+}
+
+/** The month number of YYYY-MM (already checked). */
+export function parseMonth(text: string): number {
+  return monthNumber(Number(text.slice(0, 4)), Number(text.slice(5, 7)));
 }

@@ -1,0 +1,178 @@
+// Exact arithmetic for the figures (../shared/spec/contract.md, "Metrics and catalog": "every
+// figure keeps full precision until it is shown"). A monthly value is a rational number of cents
+// (amount ÷ 12, amount × 487 ÷ (16 × days)): no decimal fixed point holds 1/12 or 1/3, and a sum of
+// them rounded at the last digit can land on the wrong side of half a cent. So values are kept as
+// fractions, and sums of them as one numerator over a common denominator Q (which every usual term
+// length divides) plus, for the other denominators, a numerator per denominator. Rounding happens
+// once, when a figure is shown, half away from zero.
+
+/**
+ * The common denominator: 2^5 · 3^2 · 5 · 7 · 11 · 13. A term of m whole months puts cents ÷ m over
+ * it exactly for m in 1–16, 18, 20, 21, 22, 24, 26, 28, 30, 32, 33, 35, 36, 39, 40, 42, 44, 45, 48,
+ * 52, 55, 56, 60, 63, 65, 66, 70, 72, 78, 80, 84, 88, 90, 96, 99, 104, 105, 110, 112, 117, 120, …
+ */
+export const Q = 1_441_440n;
+
+/** A fraction n ÷ d (d > 0), not necessarily reduced. */
+export type Fraction = { n: bigint; d: bigint };
+
+/**
+ * One value added to a sum: `num ÷ den` cents, with den = Q when Q is a multiple of its own. `fast`
+ * is num as a Number when den = Q and num is within 2^52 (most terms), else NaN.
+ */
+export type Term = { num: bigint; den: bigint; fast: number };
+
+/** Past this, a Number sum is carried into its BigInt part (two such still add exactly). */
+const CARRY = 2 ** 52;
+
+export function gcd(a: bigint, b: bigint): bigint {
+  if (a < 0n) a = -a;
+  if (b < 0n) b = -b;
+  while (b !== 0n) [a, b] = [b, a % b];
+  return a;
+}
+
+export const lcm = (a: bigint, b: bigint): bigint => (a / gcd(a, b)) * b;
+
+const overQ = (num: bigint): Term => ({ num, den: Q, fast: num <= BigInt(CARRY) && num >= -BigInt(CARRY) ? Number(num) : NaN });
+
+/**
+ * num ÷ den as a term: over Q when den divides it (reduced first), else over den as it is: the
+ * denominators of day counts (16 × days) stay few, where reduced ones would vary with the amounts.
+ */
+export function term(num: bigint, den: bigint): Term {
+  if (Q % den === 0n) return overQ(num * (Q / den));
+  const g = gcd(num, den);
+  const d = den / g;
+  if (Q % d === 0n) return overQ((num / g) * (Q / d));
+  return { num, den, fast: NaN };
+}
+
+/**
+ * A sum of terms, exact: a numerator over Q, and one per other denominator. Each numerator is a
+ * Number while it stays within 2^52, and carries into a BigInt past that, so that most sums never
+ * touch a BigInt.
+ */
+export class ExactSum {
+  n = 0;
+  big = 0n;
+  /** Other denominators (below 2^53): numerator's Number part, and BigInt part when it carried. */
+  rest: Map<number, number> | undefined;
+  restBig: Map<number, bigint> | undefined;
+
+  static of(t: Term): ExactSum {
+    return new ExactSum().addTerm(t, 1);
+  }
+
+  private addQ(x: number): void {
+    const n = this.n + x;
+    if (n > CARRY || n < -CARRY) {
+      this.big += BigInt(n);
+      this.n = 0;
+    } else this.n = n;
+  }
+
+  addTerm(t: Term, sign: 1 | -1): this {
+    if (t.fast === t.fast) this.addQ(sign * t.fast);
+    else if (t.den === Q) this.big += sign === 1 ? t.num : -t.num;
+    else if (t.den > BigInt(CARRY)) throw new RangeError('a denominator too large');
+    else if (t.num <= BigInt(CARRY)) this.addRest(Number(t.den), sign * Number(t.num));
+    else this.addRestBig(Number(t.den), sign === 1 ? t.num : -t.num);
+    return this;
+  }
+
+  private addRest(den: number, x: number): void {
+    const rest = (this.rest ??= new Map());
+    const n = (rest.get(den) ?? 0) + x;
+    if (n > CARRY || n < -CARRY) {
+      rest.set(den, 0);
+      this.addRestBig(den, BigInt(n));
+    } else rest.set(den, n);
+  }
+
+  private addRestBig(den: number, x: bigint): void {
+    const big = (this.restBig ??= new Map());
+    big.set(den, (big.get(den) ?? 0n) + x);
+  }
+
+  add(s: ExactSum, sign: 1 | -1 = 1): this {
+    this.addQ(sign * s.n);
+    if (s.big !== 0n) this.big += sign === 1 ? s.big : -s.big;
+    if (s.rest) for (const [den, x] of s.rest) if (x !== 0) this.addRest(den, sign * x);
+    if (s.restBig) for (const [den, x] of s.restBig) this.addRestBig(den, sign === 1 ? x : -x);
+    return this;
+  }
+
+  clone(): ExactSum {
+    const c = new ExactSum();
+    c.n = this.n;
+    c.big = this.big;
+    if (this.rest) c.rest = new Map(this.rest);
+    if (this.restBig) c.restBig = new Map(this.restBig);
+    return c;
+  }
+
+  /** Whether every part is over Q and a Number: then n is the numerator. */
+  private get simple(): boolean {
+    return this.rest === undefined && this.restBig === undefined && this.big === 0n;
+  }
+
+  /** The exact value as one fraction. */
+  fraction(): Fraction {
+    const q = this.big + BigInt(this.n);
+    if (this.rest === undefined && this.restBig === undefined) return { n: q, d: Q };
+    const parts = new Map<bigint, bigint>();
+    for (const [den, x] of this.rest ?? []) if (x !== 0) parts.set(BigInt(den), BigInt(x));
+    for (const [den, x] of this.restBig ?? []) parts.set(BigInt(den), (parts.get(BigInt(den)) ?? 0n) + x);
+    let d = Q;
+    for (const [den, x] of parts) if (x !== 0n) d = lcm(d, den);
+    let n = q * (d / Q);
+    for (const [den, x] of parts) if (x !== 0n) n += x * (d / den);
+    return { n, d };
+  }
+
+  sign(): -1 | 0 | 1 {
+    if (this.simple) return this.n > 0 ? 1 : this.n < 0 ? -1 : 0;
+    const { n } = this.fraction();
+    return n > 0n ? 1 : n < 0n ? -1 : 0;
+  }
+
+  /** a − b's sign. */
+  static compare(a: ExactSum, b: ExactSum): -1 | 0 | 1 {
+    if (a.simple && b.simple) return a.n > b.n ? 1 : a.n < b.n ? -1 : 0;
+    return a.clone().add(b, -1).sign();
+  }
+}
+
+/** n ÷ d × 10^decimals rounded half away from zero, as an integer (d > 0). */
+export function roundHalfAway(f: Fraction, decimals: number): bigint {
+  const scale = 10n ** BigInt(decimals);
+  const n = f.n * scale;
+  const neg = n < 0n;
+  const abs = neg ? -n : n;
+  const q = (2n * abs + f.d) / (2n * f.d); // floor(abs/d + 1/2)
+  return neg ? -q : q;
+}
+
+/** An integer of 10^-decimals units as a decimal string ("-50.01"). */
+export function formatScaled(value: bigint, decimals: number): string {
+  const neg = value < 0n;
+  const digits = (neg ? -value : value).toString().padStart(decimals + 1, '0');
+  return `${neg ? '-' : ''}${digits.slice(0, -decimals)}.${digits.slice(-decimals)}`;
+}
+
+/** A value in cents, shown as money: two decimals of the currency's unit. */
+export const money = (cents: Fraction): string => formatScaled(roundHalfAway({ n: cents.n, d: cents.d * 100n }, 2), 2);
+
+/** A value in cents, rounded to whole cents (half away from zero). */
+export const wholeCents = (cents: Fraction): bigint => roundHalfAway(cents, 0);
+
+/** A ratio a ÷ b shown with four decimals; null when b is 0. */
+export function ratio(a: Fraction, b: Fraction): string | null {
+  if (b.n === 0n) return null;
+  // (a.n / a.d) ÷ (b.n / b.d) = (a.n · b.d) ÷ (a.d · b.n), with a positive denominator.
+  let n = a.n * b.d;
+  let d = a.d * b.n;
+  if (d < 0n) [n, d] = [-n, -d];
+  return formatScaled(roundHalfAway({ n, d }, 4), 4);
+}

@@ -1,0 +1,154 @@
+// The figures' definitions and the book that computes them, against the plain reference
+// (support/metricsReference.ts) on generated books, and on the cases the contract names.
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { dayNumber } from '../shared/figures/calendar.ts';
+import { contractTerm, wholeMonths } from '../shared/figures/definitions.ts';
+import { MetricsBook, storedChange } from '../shared/figures/book.ts';
+import { ExactSum, money, ratio } from '../shared/figures/exact.ts';
+import { books } from './support/books.ts';
+import { Frac, referenceFigures, referenceMonthlyValue, type ReferenceRow } from './support/metricsReference.ts';
+import { formatMonth } from '../shared/figures/calendar.ts';
+
+const day = (date: string) => dayNumber(Number(date.slice(0, 4)), Number(date.slice(5, 7)), Number(date.slice(8, 10)));
+const cents = (amount: string) => BigInt(amount.replace('.', ''));
+
+/** The book's figures for rows (all contributing), as the build computes them. */
+export function bookFigures(rows: ReferenceRow[]) {
+  const book = new MetricsBook();
+  const groups = new Map<string, { currency: string; customer: string; rows: ReferenceRow[] }>();
+  for (const r of rows) {
+    const key = `${r.currency}\u0000${r.customer}`;
+    if (!groups.has(key)) groups.set(key, { currency: r.currency!, customer: r.customer, rows: [] });
+    groups.get(key)!.rows.push(r);
+  }
+  const changes = new Map<string, ReturnType<typeof storedChange>[]>();
+  for (const [key, g] of groups) {
+    const terms = g.rows.map((r) => contractTerm(day(r.startDate!), day(r.endDate!), cents(r.amount!)));
+    changes.set(key, book.addCustomer(g.currency, terms).map(storedChange));
+  }
+  return { monthly: book.monthly(), cohorts: book.cohorts(), bounds: book.bounds(), changes };
+}
+
+describe('figures', () => {
+  describe('a contract’s monthly value', () => {
+    const value = (s: string, e: string, a: string) => {
+      const t = contractTerm(day(s), day(e), cents(a));
+      return money(ExactSum.of(t.value).fraction());
+    };
+
+    it('when a term is whole months, then the value is amount ÷ months (12,000.00 for 2024 is 1,000.00)', () => {
+      expect(value('2024-01-01', '2024-12-31', '12000.00')).to.equal('1000.00');
+      expect(value('2024-01-15', '2025-01-14', '6000.00')).to.equal('500.00');
+      expect(value('2024-01-01', '2024-12-31', '1200.00')).to.equal('100.00');
+    });
+
+    it('when the start is the 31st, then a month on is clamped to the month’s length', () => {
+      expect(wholeMonths(day('2024-01-31'), day('2024-02-28'))).to.equal(1); // the day before 2024-02-29
+      expect(wholeMonths(day('2024-01-31'), day('2024-03-30'))).to.equal(2); // the day before 2024-03-31
+      expect(wholeMonths(day('2024-01-31'), day('2024-02-29'))).to.equal(undefined);
+      expect(wholeMonths(day('2024-01-15'), day('2024-01-14'))).to.equal(undefined);
+    });
+
+    it('when a term is not whole months, then it counts days ÷ (365.25 / 12)', () => {
+      // 1,000.00 over 30 days: 1000 × 30.4375 / 30 = 1014.5833…
+      expect(value('2024-01-01', '2024-01-30', '1000.00')).to.equal('1014.58');
+      // 10.00 over one day: 304.375 → 304.38 (half away from zero)
+      expect(value('2024-03-05', '2024-03-05', '10.00')).to.equal('304.38');
+    });
+
+    it('when compared with the reference on random dates, then the values are equal exactly', () => {
+      fc.assert(
+        fc.property(fc.integer({ min: 0, max: 20_000 }), fc.integer({ min: 0, max: 3_000 }), fc.integer({ min: 1, max: 10_000_000 }), (s, len, c) => {
+          const start = new Date(Date.UTC(1990, 0, 1) + s * 86_400_000).toISOString().slice(0, 10);
+          const end = new Date(Date.UTC(1990, 0, 1) + (s + len) * 86_400_000).toISOString().slice(0, 10);
+          const amount = `${Math.floor(c / 100)}.${String(c % 100).padStart(2, '0')}`;
+          const mine = ExactSum.of(contractTerm(day(start), day(end), cents(amount)).value).fraction();
+          const ref = referenceMonthlyValue(start, end, amount);
+          expect(new Frac(mine.n, mine.d * 100n).cmp(ref), `${start}..${end} ${amount}`).to.equal(0);
+        }),
+        { numRuns: 3000 },
+      );
+    });
+  });
+
+  describe('rounding', () => {
+    it('when a figure is half a cent, then it rounds away from zero, each figure on its own', () => {
+      expect(money({ n: -50005n, d: 10n })).to.equal('-50.01');
+      expect(money({ n: 50005n, d: 10n })).to.equal('50.01');
+      expect(money({ n: 233_700_5n, d: 10n })).to.equal('2337.01');
+      expect(ratio({ n: 16n, d: 1n }, { n: 15n, d: 1n })).to.equal('1.0667');
+      expect(ratio({ n: 1n, d: 1n }, { n: 0n, d: 1n })).to.equal(null);
+    });
+
+    it('when annual values of a third of a cent add up to half a cent, then the sum is exact', () => {
+      // 0.01, 0.01 and 0.04 a year: 1/12 + 1/12 + 4/12 = 1/2 cent, which rounds up.
+      const s = new ExactSum();
+      for (const a of ['0.01', '0.01', '0.04']) s.addTerm(contractTerm(day('2024-01-01'), day('2024-12-31'), cents(a)).value, 1);
+      expect(money(s.fraction())).to.equal('0.01');
+    });
+  });
+
+  describe('month-end snapshots', () => {
+    it('when a yearly contract renews mid-month, then January counts it once (1,600.00, not 2,100.07)', () => {
+      const rows = [
+        { customer: 'A', startDate: '2024-01-15', endDate: '2025-01-14', amount: '6000.00', currency: 'EUR' },
+        { customer: 'A', startDate: '2025-01-15', endDate: '2026-01-14', amount: '4800.00', currency: 'EUR' },
+        { customer: 'B', startDate: '2025-01-01', endDate: '2025-12-31', amount: '14400.00', currency: 'EUR' },
+      ];
+      const { monthly } = bookFigures(rows);
+      const jan = monthly.find((m) => m.month === '2025-01')!;
+      expect(jan.mrr).to.equal('1600.00');
+      expect(jan.activeCustomers).to.equal(2);
+      expect(jan.movements.contraction).to.deep.equal({ customers: 1, mrr: '100.00' });
+      expect(jan.movements.newBusiness).to.deep.equal({ customers: 1, mrr: '1200.00' });
+      expect(jan.movements.netNewMrr).to.equal('1100.00');
+      // The series runs from January 2024 (the first month end) to the month after the last one.
+      expect(monthly[0]!.month).to.equal('2024-01');
+      expect(monthly.at(-1)!.month).to.equal('2026-01');
+      // January 2026: A's contract ended on the 14th, B's at the end of 2025.
+      expect(monthly.at(-1)!.movements.churn).to.deep.equal({ customers: 2, mrr: '1600.00' });
+      // A year on from December 2024 (A at 500.00): A now 400.00, B was not there.
+      const dec = monthly.find((m) => m.month === '2025-12')!;
+      expect(dec.rates.netRevenueRetention).to.equal('0.8000');
+      expect(dec.rates.grossRevenueRetention).to.equal('0.8000');
+      expect(monthly).to.deep.equal(referenceFigures(rows).monthly);
+    });
+
+    it('when a contract holds no month end, then it is in no monthly figure', () => {
+      const rows = [{ customer: 'A', startDate: '2024-02-10', endDate: '2024-02-20', amount: '100.00', currency: 'EUR' }];
+      expect(bookFigures(rows).monthly).to.deep.equal([]);
+    });
+  });
+
+  describe('against the reference', function () {
+    this.timeout(120_000);
+    it('when books are generated (renewals, upsells, downgrades, gaps, odd days, currencies), then every monthly figure and cohort equals the reference', () => {
+      fc.assert(
+        fc.property(books(), (rows) => {
+          const mine = bookFigures(rows);
+          const ref = referenceFigures(rows);
+          expect(mine.monthly).to.deep.equal(ref.monthly);
+          expect(mine.cohorts).to.deep.equal(ref.cohorts);
+          expect(mine.bounds).to.deep.equal(ref.bounds);
+          // Each customer's changes give the customers of every month: previous MRR, MRR and movement.
+          for (const [month, list] of ref.customersByMonth) {
+            const m = Number(month.slice(0, 4)) * 12 + Number(month.slice(5, 7)) - 1;
+            for (const entry of list) {
+              const changes = mine.changes.get(`${entry.currency}\u0000${entry.customer}`)!;
+              const valueAt = (k: number) => changes.filter((c) => c.month <= k).at(-1)?.cents ?? 0n;
+              const here = changes.find((c) => c.month === m);
+              const shown = (c: bigint) => `${c / 100n}.${String(c % 100n).padStart(2, '0')}`;
+              expect({ previousMrr: shown(valueAt(m - 1)), mrr: shown(valueAt(m)), movement: here?.movement ?? 'retained' }, `${formatMonth(m)} ${entry.customer}`).to.deep.equal({
+                previousMrr: entry.previousMrr,
+                mrr: entry.mrr,
+                movement: entry.movement,
+              });
+            }
+          }
+        }),
+        { numRuns: 250 },
+      );
+    });
+  });
+});
