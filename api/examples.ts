@@ -32,6 +32,8 @@ export const versionExample = {
   createdAt: '2026-11-23T09:13:58.104Z',
   completedAt: '2026-11-23T09:14:03.511Z',
   rowsPurgedAt: null,
+  columns: { recognized: ['contractId', 'customer', 'product', 'startDate', 'endDate', 'amount', 'currency'], ignored: ['region'], missing: [] },
+  warnings: [],
 };
 
 export const buildingVersionExample = {
@@ -69,8 +71,54 @@ export const metricsExample = {
     { currency: 'USD', contracts: 28250, customers: 6400, totalValue: '33900000.00' },
   ],
   monthly: [
-    { month: '2026-01', currency: 'EUR', activeContracts: 61000, activeCustomers: 15200, mrr: '6100000.00', newCustomers: 1200, churnedCustomers: 310 },
+    {
+      month: '2026-01',
+      currency: 'EUR',
+      activeContracts: 61000,
+      activeCustomers: 15200,
+      mrr: '6100000.00',
+      arr: '73200000.00',
+      arpa: '401.32',
+      movements: {
+        newBusiness: { customers: 1200, mrr: '420000.00' },
+        expansion: { customers: 800, mrr: '96000.00' },
+        contraction: { customers: 240, mrr: '31000.00' },
+        churn: { customers: 310, mrr: '118000.00' },
+        reactivation: { customers: 40, mrr: '12000.00' },
+        netNewMrr: '379000.00',
+      },
+      rates: { customerChurn: '0.0216', grossMrrChurn: '0.0258', netRevenueRetention: '1.0412', grossRevenueRetention: '0.9134' },
+    },
   ],
+};
+
+export const cohortsExample = {
+  object: 'cohorts',
+  datasetId: ids.dataset,
+  versionId: ids.version,
+  data: [
+    {
+      currency: 'EUR',
+      cohort: '2025-11',
+      customers: 120,
+      mrr: '48000.00',
+      months: [
+        { month: '2025-11', customers: 120, mrr: '48000.00' },
+        { month: '2025-12', customers: 117, mrr: '47100.00' },
+        { month: '2026-01', customers: 115, mrr: '49350.00' },
+      ],
+    },
+  ],
+};
+
+export const customerMonthExample = {
+  object: 'customer_month',
+  customer: 'Acme GmbH',
+  currency: 'EUR',
+  month: '2026-03',
+  previousMrr: '500.00',
+  mrr: '0.00',
+  movement: 'churn',
 };
 
 export const catalogExample = {

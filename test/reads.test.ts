@@ -10,6 +10,9 @@ import { findDuplicates } from '../shared/ingest/duplicates.ts';
 import { eventually } from './support/eventually.ts';
 import { contractsCsv } from './support/contracts.ts';
 import { realisticCsv } from './support/realisticContracts.ts';
+import { referenceFigures, type ReferenceRow } from './support/metricsReference.ts';
+import { csvParse } from './support/csv.ts';
+import type { Reply, TestService } from './support/service.ts';
 
 // Rows that exercise every figure: several currencies, customers in two currencies, overlapping,
 // adjacent and separate terms, a term over 600 months, excluded rows of each kind, amounts with
@@ -31,15 +34,45 @@ const TRICKY_ROWS = [
   'e13,Gus,Pro,2024-02-15,2024-02-20,7.77,GBP', // inside e12's months
 ];
 
-/** The stored reads of a version, as the API's reads would serve them. */
+/** The stored rows, currencies and catalog of a version, as the API's reads would serve them. */
 async function storedReads(db: Queryable, versionId: string) {
   const reads = await db.query('SELECT rows, currencies, catalog FROM version_reads WHERE version_id = $1', [versionId]);
-  const monthly = await db.query(
-    `SELECT currency, to_char(month, 'YYYY-MM') AS month, active_contracts, active_customers, round(mrr, 2)::text AS mrr, new_customers, churned_customers
-     FROM version_monthly WHERE version_id = $1 ORDER BY currency, month`,
-    [versionId],
-  );
-  return { ...reads.rows[0], monthly: monthly.rows };
+  return reads.rows[0];
+}
+
+/** The rows of a CSV with the contract's header, as the reference takes them (cells trimmed, empty as absent). */
+function referenceRows(csv: string): ReferenceRow[] {
+  const [header, ...records] = csvParse(csv.replace(/^\uFEFF/, ''), ',') as string[][];
+  const at = (name: string) => header!.findIndex((h) => h.trim().toLowerCase() === name.toLowerCase());
+  const cell = (r: string[], name: string) => (at(name) < 0 ? undefined : r[at(name)]?.trim() || undefined);
+  return records
+    .filter((r) => Array.isArray(r) && r.some((c) => c.trim() !== ''))
+    .map((r) => ({ customer: cell(r, 'customer')!, startDate: cell(r, 'startDate'), endDate: cell(r, 'endDate'), amount: cell(r, 'amount')?.replace(/^0+(?=\d)/, ''), currency: cell(r, 'currency') }));
+}
+
+/** The dataset's metrics, cohorts and customers (for a few months) equal the reference's figures for the file. */
+async function expectReferenceFigures(svc: TestService, key: string, ds: string, csv: string): Promise<void> {
+  const ref = referenceFigures(referenceRows(csv));
+  const metrics = (await svc.request(`/v1/datasets/${ds}/metrics`, { key })).json;
+  const differs = metrics.monthly.findIndex((m: unknown, i: number) => JSON.stringify(m) !== JSON.stringify(ref.monthly[i]));
+  expect(metrics.monthly[differs], `month ${differs}`).to.deep.equal(ref.monthly[differs]);
+  expect(metrics.monthly).to.deep.equal(ref.monthly);
+  const cohorts = (await svc.request(`/v1/datasets/${ds}/cohorts`, { key })).json;
+  expect(cohorts.data).to.deep.equal(ref.cohorts);
+  const months = [...ref.customersByMonth.keys()];
+  for (const month of [months[0], months[Math.floor(months.length / 2)], months.at(-1)].filter((m) => m !== undefined)) {
+    const listed: unknown[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: Reply = await svc.request(`/v1/datasets/${ds}/customers?month=${month}&limit=100${cursor ? `&cursor=${cursor}` : ''}`, { key });
+      expect(page.status, page.text).to.equal(200);
+      listed.push(...page.json.data.map(({ object: _o, ...rest }: { object: string }) => rest));
+      cursor = page.json.nextCursor;
+    } while (cursor);
+    const expected = ref.customersByMonth.get(month)!.slice().sort((a, b) => (a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : Buffer.compare(Buffer.from(a.customer), Buffer.from(b.customer))));
+    const at = listed.findIndex((m, i) => JSON.stringify(m) !== JSON.stringify(expected[i]));
+    expect([listed.length, listed[at]], `${month}: customer ${at}`).to.deep.equal([expected.length, expected[at]]);
+  }
 }
 
 describe('metrics and catalog', () => {
@@ -67,17 +100,17 @@ describe('metrics and catalog', () => {
     expect((await svc.request(`/v1/datasets/${ds}`, { key })).json.activeVersionId).to.equal(null);
   });
 
-  it('when contracts are loaded, then the monthly series matches hand-computed values, churn and new customers', async () => {
+  it('when contracts are loaded, then the monthly series holds hand-computed month-end figures, movements and rates', async () => {
     const ds = await newDataset(svc, key);
     const csv = [
       HEADER,
-      // 1200 over 2026-01-01..2026-12-31: 365 days = 11.99178… months → 100.0685… a month.
+      // 1200 over 2026-01-01..2026-12-31: twelve whole months → 100.00 a month, at every month end of 2026.
       'a1,Acme,Pro,2026-01-01,2026-12-31,1200.00,EUR',
-      // 300 over 2026-03-01..2026-05-31: 92 days = 3.02259… months → 99.2524… a month.
+      // 300 over 2026-03-01..2026-05-31: three whole months → 100.00 a month.
       'b1,Beta,Lite,2026-03-01,2026-05-31,300.00,EUR',
-      // Beta again after a one-month gap: churns in June, is active again in July (not new).
+      // Beta again after a month without: churns in June, reactivates in July, churns in August.
       'b2,Beta,Lite,2026-07-01,2026-07-31,31.00,EUR',
-      // 10 USD over one day: 1/30.4375 month → 304.375 a month.
+      // One day that holds no month end: in no monthly figure, but in rows and currencies.
       'u1,Uno,,2026-02-10,2026-02-10,10.00,USD',
     ].join('\n');
     expect((await postCsv(svc, key, ds, csv)).status).to.equal(201);
@@ -87,42 +120,49 @@ describe('metrics and catalog', () => {
       { currency: 'EUR', contracts: 3, customers: 2, totalValue: '1531.00' },
       { currency: 'USD', contracts: 1, customers: 1, totalValue: '10.00' },
     ]);
-    const eur = m.monthly.filter((r: { currency: string }) => r.currency === 'EUR');
-    const at = (month: string) => eur.find((r: { month: string }) => r.month === month);
-    expect(eur.map((r: { month: string }) => r.month)).to.deep.equal([
-      '2026-01', '2026-02', '2026-03', '2026-04', '2026-05', '2026-06', '2026-07', '2026-08', '2026-09', '2026-10', '2026-11', '2026-12', '2027-01',
-    ]);
-    expect(at('2026-01')).to.deep.include({ activeContracts: 1, activeCustomers: 1, mrr: '100.07', newCustomers: 1, churnedCustomers: 0 });
-    expect(at('2026-03')).to.deep.include({ activeContracts: 2, activeCustomers: 2, mrr: '199.32', newCustomers: 1, churnedCustomers: 0 });
-    expect(at('2026-06')).to.deep.include({ activeContracts: 1, activeCustomers: 1, mrr: '100.07', newCustomers: 0, churnedCustomers: 1 });
-    // July: 31 over 31 days = 1.01848… months → 30.4375 a month; with Acme 130.5060… → 130.51.
-    expect(at('2026-07')).to.deep.include({ activeContracts: 2, activeCustomers: 2, mrr: '130.51', newCustomers: 0, churnedCustomers: 0 });
-    expect(at('2026-08')).to.deep.include({ activeContracts: 1, activeCustomers: 1, newCustomers: 0, churnedCustomers: 1 });
-    expect(at('2027-01')).to.deep.include({ activeContracts: 0, activeCustomers: 0, mrr: '0.00', churnedCustomers: 1 });
-    const usd = m.monthly.filter((r: { currency: string }) => r.currency === 'USD');
-    expect(usd).to.deep.equal([
-      { month: '2026-02', currency: 'USD', activeContracts: 1, activeCustomers: 1, mrr: '304.38', newCustomers: 1, churnedCustomers: 0 },
-      { month: '2026-03', currency: 'USD', activeContracts: 0, activeCustomers: 0, mrr: '0.00', newCustomers: 0, churnedCustomers: 1 },
-    ]);
+    expect(m.monthly.map((r: { month: string; currency: string }) => `${r.month} ${r.currency}`)).to.deep.equal(
+      ['01', '02', '03', '04', '05', '06', '07', '08', '09', '10', '11', '12'].map((mm) => `2026-${mm} EUR`).concat('2027-01 EUR'),
+    );
+    const at = (month: string) => m.monthly.find((r: { month: string }) => r.month === month);
+    const none = { customers: 0, mrr: '0.00' };
+    expect(at('2026-01')).to.deep.equal({
+      month: '2026-01', currency: 'EUR', activeContracts: 1, activeCustomers: 1, mrr: '100.00', arr: '1200.00', arpa: '100.00',
+      movements: { newBusiness: { customers: 1, mrr: '100.00' }, expansion: none, contraction: none, churn: none, reactivation: none, netNewMrr: '100.00' },
+      rates: { customerChurn: null, grossMrrChurn: null, netRevenueRetention: null, grossRevenueRetention: null },
+    });
+    expect(at('2026-03')).to.deep.include({ activeContracts: 2, activeCustomers: 2, mrr: '200.00', arpa: '100.00' });
+    expect(at('2026-03').movements.newBusiness).to.deep.equal({ customers: 1, mrr: '100.00' });
+    expect(at('2026-06')).to.deep.include({ activeContracts: 1, activeCustomers: 1, mrr: '100.00' });
+    expect(at('2026-06').movements).to.deep.include({ churn: { customers: 1, mrr: '100.00' }, netNewMrr: '-100.00' });
+    expect(at('2026-06').rates).to.deep.include({ customerChurn: '0.5000', grossMrrChurn: '0.5000' });
+    expect(at('2026-07')).to.deep.include({ activeContracts: 2, activeCustomers: 2, mrr: '131.00', arpa: '65.50' });
+    expect(at('2026-07').movements.reactivation).to.deep.equal({ customers: 1, mrr: '31.00' });
+    expect(at('2026-08').movements.churn).to.deep.equal({ customers: 1, mrr: '31.00' });
+    // A year after January 2026, Acme (100.00 then) has none: net and gross revenue retention 0.
+    expect(at('2027-01')).to.deep.include({ activeContracts: 0, activeCustomers: 0, mrr: '0.00', arpa: null });
+    expect(at('2027-01').rates).to.deep.equal({ customerChurn: '1.0000', grossMrrChurn: '1.0000', netRevenueRetention: '0.0000', grossRevenueRetention: '0.0000' });
+    // A slice shows the same figures as the whole.
     const sliced = (await svc.request(`/v1/datasets/${ds}/metrics?from=2026-06&to=2026-07`, { key })).json;
-    expect(sliced.monthly.map((r: { month: string; currency: string }) => `${r.month} ${r.currency}`)).to.deep.equal(['2026-06 EUR', '2026-07 EUR']);
+    expect(sliced.monthly).to.deep.equal([at('2026-06'), at('2026-07')]);
     const bad = await svc.request(`/v1/datasets/${ds}/metrics?from=2026-13`, { key });
     expect(bad.status).to.equal(400);
+    await expectReferenceFigures(svc, key, ds, csv);
   });
 
-  it('when a figure ends in a half cent, then it rounds half-up', async () => {
+  it('when a figure ends in a half cent, then it rounds half away from zero, each figure on its own', async () => {
     const ds = await newDataset(svc, key);
-    // 0.25 over 2 days: 2/30.4375 months → 3.8046875 a month → 3.80; 0.45 over one day → 13.696875 → 13.70.
-    const csv = `${HEADER}\nr1,R,,2026-01-01,2026-01-02,0.25,EUR\nr2,S,,2026-01-05,2026-01-05,0.45,EUR\nr3,T,,2026-02-01,2026-02-28,0.02,EUR\n`;
-    expect((await postCsv(svc, key, ds, csv)).status).to.equal(201);
+    // 0.24 over one day, the month's last: 0.24 × 30.4375 = 7.305 a month → 7.31 (half-even would give 7.30);
+    // in February it churns: net new MRR −7.305 → −7.31.
+    expect((await postCsv(svc, key, ds, `${HEADER}\nh1,H,,2026-01-31,2026-01-31,0.24,EUR\n`)).status).to.equal(201);
     const m = (await svc.request(`/v1/datasets/${ds}/metrics`, { key })).json;
-    // January: 3.8046875 + 13.696875 = 17.5015625 → 17.50. February: 0.02 over 28 days = 0.0217410714… → 0.02.
-    expect(m.monthly.map((r: { mrr: string }) => r.mrr)).to.deep.equal(['17.50', '0.02', '0.00']);
-    // Exactly half a cent with an even digit before it, where half-up and half-even differ:
-    // 0.24 over one day = 0.24 × 30.4375 = 7.305 → 7.31 (half-even would give 7.30).
+    expect(m.monthly.map((r: { mrr: string }) => r.mrr)).to.deep.equal(['7.31', '0.00']);
+    expect(m.monthly[0].arr).to.equal('87.66'); // 12 × 7.305 = 87.66 exactly
+    expect(m.monthly[1].movements.netNewMrr).to.equal('-7.31');
+    // Three annual contracts of 0.01, 0.01 and 0.04: 1/12 + 1/12 + 4/12 = half a cent → 0.01.
     const ds2 = await newDataset(svc, key);
-    expect((await postCsv(svc, key, ds2, `${HEADER}\nh1,H,,2026-01-01,2026-01-01,0.24,EUR\n`)).status).to.equal(201);
-    expect((await svc.request(`/v1/datasets/${ds2}/metrics`, { key })).json.monthly[0].mrr).to.equal('7.31');
+    const thirds = [HEADER, 't1,T,,2026-01-01,2026-12-31,0.01,EUR', 't2,T,,2026-01-01,2026-12-31,0.01,EUR', 't3,U,,2026-01-01,2026-12-31,0.04,EUR'].join('\n');
+    expect((await postCsv(svc, key, ds2, thirds)).status).to.equal(201);
+    expect((await svc.request(`/v1/datasets/${ds2}/metrics`, { key })).json.monthly[0].mrr).to.equal('0.01');
   });
 
   it('when the catalog is read, then each field has type, gating, present, distinct, min and max, and every product is listed', async () => {
@@ -180,7 +220,7 @@ describe('metrics and catalog', () => {
       // Past the 32 products a customer's bits hold: the rest are counted apart.
       ['customers with 40 products each', [HEADER, ...Array.from({ length: 800 }, (_, i) => `p${i},Customer ${i % 7},Product ${i % 40},2025-01-0${1 + (i % 9)},2025-0${1 + (i % 9)}-28,${10 + i}.50,${i % 3 ? 'EUR' : 'USD'}`)].join('\n')],
     ] as const) {
-      it(`when a version is built from ${name}, then its stored metrics and catalog equal the SQL computation over its stored rows`, async () => {
+      it(`when a version is built from ${name}, then its stored rows, currencies and catalog equal the SQL computation over its stored rows, and its monthly figures the reference`, async () => {
         const ds = await newDataset(svc, key);
         const reply = await postCsv(svc, key, ds, csv);
         expect(reply.status, reply.text).to.equal(201);
@@ -194,7 +234,6 @@ describe('metrics and catalog', () => {
         try {
           await client.query('BEGIN');
           await client.query('DELETE FROM version_reads WHERE version_id = $1', [reply.json.id]);
-          await client.query('DELETE FROM version_monthly WHERE version_id = $1', [reply.json.id]);
           const distinctContractIds = await findDuplicates(client, reply.json.id, () => expect.fail('no duplicates'));
           await computeReads(client, reply.json.id, { distinctContractIds });
           fromSql = await storedReads(client, reply.json.id);
@@ -203,6 +242,7 @@ describe('metrics and catalog', () => {
           client.release();
         }
         expect(tallied).to.deep.equal(fromSql);
+        if (csv.length < 500_000) await expectReferenceFigures(svc, key, ds, csv);
       });
     }
 
@@ -227,13 +267,14 @@ describe('metrics and catalog', () => {
     it('when the tally thread runs out of memory mid-build, then the build computes the same figures in SQL', async () => {
       const local = await startService({ worker: false });
       // A thread of 16 MiB: enough to start and tally a file of 10,000 rows (with room to spare:
-      // a thread of 12 MiB sometimes ran out on a small file in CI), not the month changes of
-      // 96,000 contracts each in a month of its own.
+      // a thread of 12 MiB sometimes ran out on a small file in CI), not the monthly figures of
+      // 24,000 contracts each in a month of its own.
       const starved = new TallyThread(16);
       const roomy = new TallyThread(192);
       const currencies = ['EUR', 'USD', 'GBP', 'CHF', 'SEK', 'JPY', 'PLN', 'NOK', 'DKK', 'CZK'];
       const month = (i: number) => `${1000 + Math.floor(i / 12)}-${String(1 + (i % 12)).padStart(2, '0')}`;
-      const manyMonths = [HEADER, ...Array.from({ length: 96_000 }, (_, i) => `m${i},Customer ${i % 5000},Pro,${month(i)}-01,${month(i)}-20,${10 + (i % 1000)}.25,${currencies[i % 10]}`)].join('\n');
+      // Each contract holds one month end, of a month of its own.
+      const manyMonths = [HEADER, ...Array.from({ length: 24_000 }, (_, i) => `m${i},Customer ${i % 5000},Pro,${month(i)}-01,${month(i + 1)}-01,${10 + (i % 1000)}.25,${currencies[i % 10]}`)].join('\n');
       try {
         const tenant = await local.tenant();
         const ds = await newDataset(local, tenant.key);

@@ -34,7 +34,7 @@ function counted(batch: TallyBatch, limits: typeof DEFAULT_TALLY_LIMITS) {
   try {
     tally.addBatch(batch);
     const end = tally.end();
-    return { end, result: end.complete ? tally.result(end.presentContractIds) : undefined };
+    return { end, result: end.complete ? tally.result(end.presentContractIds, 'ver_test') : undefined };
   } finally {
     tally.close();
   }
@@ -57,7 +57,7 @@ describe('tally', () => {
     }
     tally.addBatch(writer.batch);
     expect(tally.end()).to.include({ complete: true, presentContractIds: 100, contractIdsDistinct: true });
-    expect(tally.result(100).catalog.rowCount).to.equal(100);
+    expect(tally.result(100, 'ver_test')!.catalog.rowCount).to.equal(100);
     const held = process.memoryUsage().arrayBuffers;
     tally.close();
     // Its reservation: at least 32 MiB, mapped (the amounts' and the days' bitmaps among its arrays).
@@ -79,7 +79,7 @@ describe('tally', () => {
     const end = tally.end();
     expect(end).to.include({ complete: false, presentContractIds: 0, contractIdsDistinct: false });
     expect(end.gaveUpOn).to.match(/^an error in the tally: /);
-    expect(tally.result(10)).to.equal(undefined);
+    expect(tally.result(10, 'ver_test')).to.equal(undefined);
     tally.close();
     const sound = new GuardedTally();
     sound.addBatch(batch);

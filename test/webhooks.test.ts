@@ -170,7 +170,7 @@ describe('events and webhooks', () => {
     const client = await svc.db.connect();
     try {
       await client.query('BEGIN');
-      expect(await activateVersion(client, version!, { rowCount: 0, contributing: 0, rowsProcessed: 0, bytesProcessed: 0 }, svc.config)).to.equal('active');
+      expect(await activateVersion(client, version!, { rowCount: 0, contributing: 0, rowsProcessed: 0, bytesProcessed: 0 }, { columns: null, warnings: [] }, svc.config)).to.equal('active');
       const inside = await client.query(`SELECT type FROM events WHERE data::jsonb->'object'->>'id' = $1`, [version!.id]);
       expect(inside.rows.map((r) => r.type)).to.include('version.active');
       await client.query('ROLLBACK');

@@ -15,7 +15,7 @@ export type ToTallyThread =
   | { type: 'start'; build: number; limits?: TallyLimits }
   | { type: 'batch'; build: number; batch: TallyBatch }
   | { type: 'end'; build: number }
-  | { type: 'result'; build: number; distinctContractIds: number }
+  | { type: 'result'; build: number; distinctContractIds: number; versionId: string }
   | { type: 'close'; build: number };
 
 /** Tally thread → build thread. */
@@ -55,7 +55,7 @@ port.on('message', (message: ToTallyThread) => {
     case 'end':
       return answer({ type: 'ended', build, end: tally.end() });
     case 'result':
-      return answer({ type: 'result', build, result: tally.result(message.distinctContractIds) });
+      return answer({ type: 'result', build, result: tally.result(message.distinctContractIds, message.versionId) });
     case 'close':
       tally.close();
       tally = undefined;

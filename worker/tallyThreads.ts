@@ -152,12 +152,12 @@ class ThreadFeed implements TallyFeed {
     });
   }
 
-  result(distinctContractIds: number): Promise<TallyResult | undefined> {
+  result(distinctContractIds: number, versionId: string): Promise<TallyResult | undefined> {
     if (this.lost !== undefined) return Promise.resolve(undefined);
-    if (this.local) return Promise.resolve(this.local.result(distinctContractIds));
+    if (this.local) return Promise.resolve(this.local.result(distinctContractIds, versionId));
     return new Promise((resolve) => {
       this.waitingForResult = resolve;
-      this.thread.post({ type: 'result', build: this.build, distinctContractIds });
+      this.thread.post({ type: 'result', build: this.build, distinctContractIds, versionId });
     });
   }
 
@@ -198,6 +198,10 @@ class ThreadFeed implements TallyFeed {
     batch?.();
     end?.(this.lostEnd());
     result?.(undefined);
+  }
+
+  whyLost(): string | undefined {
+    return this.lost === undefined ? undefined : `the tally thread: ${this.lost}`;
   }
 
   private lostEnd(): TallyEnd {

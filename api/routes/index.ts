@@ -4,6 +4,8 @@ import getDataset from './datasets/get.ts';
 import deleteDataset from './datasets/delete.ts';
 import listDatasets from './datasets/list.ts';
 import { getCatalog, getMetrics } from './datasets/metricsAndCatalog.ts';
+import getCohorts from './datasets/cohorts.ts';
+import listCustomerMonths from './datasets/customers.ts';
 import createExport from './exports/create.ts';
 import downloadExport from './exports/download.ts';
 import { getExport, getExportContent } from './exports/get.ts';
@@ -51,6 +53,8 @@ export const operations: Operation[] = [
   getVersion,
   listVersionErrors,
   getMetrics,
+  getCohorts,
+  listCustomerMonths,
   getCatalog,
   createExport,
   getExport,

@@ -1,6 +1,7 @@
 // Versions: created with their build job in one transaction, built by the worker, read by the API.
 // Each outcome (active, superseded, failed) is recorded with its event in one transaction, the
 // event carrying the version as its GET renders it (renderVersion).
+import type { RecognisedColumns, VersionWarning } from '../contract/columns.ts';
 import type { PgBoss } from 'pg-boss';
 import type { EventType } from '../contract/events.ts';
 import type { Client, Queryable } from '../platform/db.ts';
@@ -11,6 +12,9 @@ import { newId } from '../platform/ids.ts';
 import { Problem, problemTypes } from '../platform/problems.ts';
 import { inTransaction, queues } from '../platform/queue.ts';
 import { jobOrigin } from '../platform/requestContext.ts';
+
+/** What a build read of its file's header, and the warnings that follow. */
+export type Recognised = { columns: RecognisedColumns | null; warnings: VersionWarning[] };
 
 export type VersionStatus = 'queued' | 'building' | 'active' | 'superseded' | 'failed';
 export const FINISHED: readonly VersionStatus[] = ['active', 'superseded', 'failed'];
@@ -39,6 +43,9 @@ export type VersionRecord = {
   completedAt: Date | null;
   /** When its rows were purged (VERSION_RETENTION_DAYS after it was superseded); null while they are kept. */
   rowsPurgedAt: Date | null;
+  /** What its header held (null until a build read it), and its warnings. */
+  columns: RecognisedColumns | null;
+  warnings: VersionWarning[];
 };
 
 type Row = {
@@ -57,10 +64,12 @@ type Row = {
   created_at: Date;
   completed_at: Date | null;
   rows_purged_at: Date | null;
+  columns: RecognisedColumns | null;
+  warnings: VersionWarning[] | null;
 };
 
 const COLUMNS = `v.id, v.dataset_id, v.seq, v.status, v.blob_id, v.request_path, v.bytes_total, v.rows_processed,
-  v.bytes_processed, v.row_count, v.contributing_row_count, v.problem, v.created_at, v.completed_at, v.rows_purged_at`;
+  v.bytes_processed, v.row_count, v.contributing_row_count, v.problem, v.created_at, v.completed_at, v.rows_purged_at, v.columns, v.warnings`;
 
 const toRecord = (r: Row): VersionRecord => ({
   id: r.id,
@@ -78,6 +87,8 @@ const toRecord = (r: Row): VersionRecord => ({
   createdAt: r.created_at,
   completedAt: r.completed_at,
   rowsPurgedAt: r.rows_purged_at,
+  columns: r.columns,
+  warnings: r.warnings ?? [],
 });
 
 export const versionNotFound = (id: string) => new Problem('not-found', `No version with id ${JSON.stringify(id)} exists.`);
@@ -240,6 +251,8 @@ export async function renderVersion(db: Queryable, version: VersionRecord, views
     createdAt: version.createdAt.toISOString(),
     completedAt: version.completedAt?.toISOString() ?? null,
     rowsPurgedAt: version.rowsPurgedAt?.toISOString() ?? null,
+    columns: version.columns,
+    warnings: version.warnings,
   };
 }
 
@@ -261,6 +274,7 @@ export async function activateVersion(
   client: Client,
   version: { id: string; datasetId: string; seq: number },
   counts: { rowCount: number; contributing: number; rowsProcessed: number; bytesProcessed: number },
+  recognised: Recognised,
   views: Views,
 ): Promise<'active' | 'superseded'> {
   const { rows } = await client.query<{ active_seq: number | null; deleted: boolean }>(
@@ -278,8 +292,8 @@ export async function activateVersion(
   );
   const activated = await client.query<Row>(
     `UPDATE versions v SET status = 'active', row_count = $2, contributing_row_count = $3, rows_processed = $4,
-       bytes_processed = $5, completed_at = clock_timestamp() WHERE id = $1 RETURNING ${COLUMNS}`,
-    [version.id, counts.rowCount, counts.contributing, counts.rowsProcessed, counts.bytesProcessed],
+       bytes_processed = $5, columns = $6, warnings = $7, completed_at = clock_timestamp() WHERE id = $1 RETURNING ${COLUMNS}`,
+    [version.id, counts.rowCount, counts.contributing, counts.rowsProcessed, counts.bytesProcessed, JSON.stringify(recognised.columns), JSON.stringify(recognised.warnings)],
   );
   await setActiveVersion(client, version.datasetId, version.id);
   await recordVersionEvents(client, [...replaced.rows, ...activated.rows], views);
@@ -298,12 +312,14 @@ export async function finishVersion(
   status: 'failed' | 'superseded',
   problem: StoredProblem | null,
   views: Views,
+  recognised?: Recognised,
 ): Promise<void> {
   const { rows } = await client.query<Row>(
     `UPDATE versions v SET status = $2, problem = $3, completed_at = clock_timestamp(),
-       superseded_at = CASE WHEN $2 = 'superseded' THEN clock_timestamp() END
+       superseded_at = CASE WHEN $2 = 'superseded' THEN clock_timestamp() END,
+       columns = coalesce($4, columns), warnings = coalesce($5, warnings)
      WHERE id = $1 AND status NOT IN ('active', 'superseded', 'failed') RETURNING ${COLUMNS}`,
-    [versionId, status, problem && JSON.stringify(problem)],
+    [versionId, status, problem && JSON.stringify(problem), recognised ? JSON.stringify(recognised.columns) : null, recognised ? JSON.stringify(recognised.warnings) : null],
   );
   await recordVersionEvents(client, rows, views);
   if (rows[0]) await client.query('SELECT pg_notify($1, $2)', [VERSION_FINISHED_CHANNEL, versionId]);

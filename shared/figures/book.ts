@@ -7,7 +7,7 @@
 // summed up once at the end. Exact throughout (exact.ts); rounded only in the documents it makes.
 import { formatMonth } from './calendar.ts';
 import { type ContractTerm, MAX_MONTHS, type Movement, MOVEMENTS } from './definitions.ts';
-import { ExactSum, type Fraction, lcm, money, Q, ratio, type Term, wholeCents } from './exact.ts';
+import { ExactSum, type Fraction, lcm, money, numerator, Q, ratio, type Term, wholeCents } from './exact.ts';
 
 /**
  * A customer's MRR from `month` on, until their next change, and the movement that led to it.
@@ -38,12 +38,10 @@ type MonthCell = {
   contracts: number;
   customers: number;
   mrr: ExactSum;
-  /** Of the customers with MRR twelve month ends ago: their MRR now, then, and min(now, then). */
-  retainedNow: ExactSum;
-  retainedThen: ExactSum;
-  retainedMin: ExactSum;
-  /** This month's movements. */
-  moves: Record<Movement, { customers: number; mrr: ExactSum }>;
+  /** Of the customers with MRR twelve month ends ago: their MRR now, then, and min(now, then) (made when first needed). */
+  retained: { now: ExactSum; then: ExactSum; min: ExactSum } | undefined;
+  /** This month's movements (made when first needed: most months of most files have some, a file of many months few). */
+  moves: Record<Movement, { customers: number; mrr: ExactSum }> | undefined;
 };
 
 type CohortCell = { customers: number; mrr: ExactSum };
@@ -64,8 +62,7 @@ class CurrencyBook {
   cell(month: number): MonthCell {
     let c = this.cells.get(month);
     if (c === undefined) {
-      const moves = Object.fromEntries(MOVEMENTS.map((m) => [m, { customers: 0, mrr: new ExactSum() }])) as MonthCell['moves'];
-      c = { contracts: 0, customers: 0, mrr: new ExactSum(), retainedNow: new ExactSum(), retainedThen: new ExactSum(), retainedMin: new ExactSum(), moves };
+      c = { contracts: 0, customers: 0, mrr: new ExactSum(), retained: undefined, moves: undefined };
       this.cells.set(month, c);
     }
     return c;
@@ -126,7 +123,7 @@ export class MetricsBook {
     fast &&= total <= 2 ** 52;
     let den = Q;
     if (!fast) for (const t of terms) if (t.den !== Q) den = lcm(den, t.den);
-    const nums: (number | bigint)[] = terms.map((t) => (fast ? t.fast : t.num * (den / t.den)));
+    const nums: (number | bigint)[] = terms.map((t) => (fast ? t.fast : numerator(t) * (den / t.den)));
 
     // Walk the months where a contract starts or stops, in order (at one month, starts before stops).
     const order = Array.from({ length: starts.length / 2 }, (_, i) => i).sort((a, b) => starts[2 * a]! - starts[2 * b]! || starts[2 * b + 1]! - starts[2 * a + 1]!);
@@ -168,6 +165,7 @@ export class MetricsBook {
     addAll(cell.mrr, terms, q.active, 1);
     if (p) addAll(cell.mrr, terms, p.active, -1);
     cell.customers += (q.active.length > 0 ? 1 : 0) - (p && p.active.length > 0 ? 1 : 0);
+    cell.moves ??= Object.fromEntries(MOVEMENTS.map((m) => [m, { customers: 0, mrr: new ExactSum() }])) as NonNullable<MonthCell['moves']>;
     const move = cell.moves[q.movement];
     move.customers++;
     if (q.movement === 'churn') addAll(move.mrr, terms, p!.active, 1);
@@ -219,18 +217,21 @@ export class MetricsBook {
       const nextNow = counted ? current.active : none;
       const nextThen = counted ? previously.active : none;
       const nextLeast = counted ? (current.mrr < previously.mrr ? current.active : previously.active) : none;
-      const cell = cur.cell(month);
-      if (nextNow !== now) {
-        addAll(cell.retainedNow, terms, nextNow, 1);
-        addAll(cell.retainedNow, terms, now, -1);
-      }
-      if (nextThen !== then) {
-        addAll(cell.retainedThen, terms, nextThen, 1);
-        addAll(cell.retainedThen, terms, then, -1);
-      }
-      if (nextLeast !== least) {
-        addAll(cell.retainedMin, terms, nextLeast, 1);
-        addAll(cell.retainedMin, terms, least, -1);
+      if (nextNow !== now || nextThen !== then || nextLeast !== least) {
+        const cell = cur.cell(month);
+        const sums = (cell.retained ??= { now: new ExactSum(), then: new ExactSum(), min: new ExactSum() });
+        if (nextNow !== now) {
+          addAll(sums.now, terms, nextNow, 1);
+          addAll(sums.now, terms, now, -1);
+        }
+        if (nextThen !== then) {
+          addAll(sums.then, terms, nextThen, 1);
+          addAll(sums.then, terms, then, -1);
+        }
+        if (nextLeast !== least) {
+          addAll(sums.min, terms, nextLeast, 1);
+          addAll(sums.min, terms, least, -1);
+        }
       }
       [now, then, least] = [nextNow, nextThen, nextLeast];
     }
@@ -263,12 +264,14 @@ export class MetricsBook {
           contracts += cell.contracts;
           customers += cell.customers;
           mrr.add(cell.mrr);
-          retainedNow.add(cell.retainedNow);
-          retainedThen.add(cell.retainedThen);
-          retainedMin.add(cell.retainedMin);
+          if (cell.retained) {
+            retainedNow.add(cell.retained.now);
+            retainedThen.add(cell.retained.then);
+            retainedMin.add(cell.retained.min);
+          }
         }
         const exact = mrr.fraction();
-        const moveOf = (name: Movement) => cell?.moves[name] ?? { customers: 0, mrr: ZERO };
+        const moveOf = (name: Movement) => cell?.moves?.[name] ?? { customers: 0, mrr: ZERO };
         const net = new ExactSum();
         for (const name of MOVEMENTS) net.add(moveOf(name).mrr, name === 'contraction' || name === 'churn' ? -1 : 1);
         const churned = moveOf('churn');

@@ -3,7 +3,7 @@
 // and the words that the OpenAPI document and docs/metrics.md show for each figure. The build
 // (book.ts) and the reads follow these; nothing else defines a figure.
 import { civil, daysInMonth, monthNumber, monthOfDay } from './calendar.ts';
-import { type Term, term } from './exact.ts';
+import { type Term, term, termOf } from './exact.ts';
 
 /** A currency's series holds at most this many months. */
 export const MAX_MONTHS = 600;
@@ -17,6 +17,8 @@ export type CustomerMovement = (typeof CUSTOMER_MOVEMENTS)[number];
 
 /** Days in a month on average, 365.25 ÷ 12 = 487 ÷ 16. */
 const DAYS_PER_MONTH = { num: 487n, den: 16n };
+const DAYS_PER_MONTH_NUM = 487;
+const DAYS_PER_MONTH_DEN = 16;
 
 /**
  * A contributing contract as the figures see it: the month ends it is active at (`firstMonth` to
@@ -39,14 +41,21 @@ export function wholeMonths(startDay: number, endDay: number): number | undefine
 }
 
 /** A contributing contract's month ends and monthly value (amount in cents, > 0). */
-export function contractTerm(startDay: number, endDay: number, cents: bigint): ContractTerm {
+export function contractTerm(startDay: number, endDay: number, cents: bigint | number): ContractTerm {
   // Active at a month's end when startDate ≤ that day ≤ endDate: from the start's month to the
   // month before the one that holds the day after the end.
   const firstMonth = monthOfDay(startDay);
   const lastMonth = monthOfDay(endDay + 1) - 1;
   const months = wholeMonths(startDay, endDay);
   // amount ÷ m, or amount ÷ (days ÷ (365.25 / 12)) = amount × 487 ÷ (16 × days).
-  const value = months !== undefined ? term(cents, BigInt(months)) : term(cents * DAYS_PER_MONTH.num, DAYS_PER_MONTH.den * BigInt(endDay - startDay + 1));
+  const days = endDay - startDay + 1;
+  let value: Term;
+  if (typeof cents === 'number' && Number.isSafeInteger(cents * DAYS_PER_MONTH_NUM)) {
+    value = months !== undefined ? termOf(cents, months) : termOf(cents * DAYS_PER_MONTH_NUM, DAYS_PER_MONTH_DEN * days);
+  } else {
+    const c = BigInt(cents);
+    value = months !== undefined ? term(c, BigInt(months)) : term(c * DAYS_PER_MONTH.num, DAYS_PER_MONTH.den * BigInt(days));
+  }
   return { firstMonth, lastMonth, value, months };
 }
 

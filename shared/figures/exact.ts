@@ -18,9 +18,26 @@ export type Fraction = { n: bigint; d: bigint };
 
 /**
  * One value added to a sum: `num ÷ den` cents, with den = Q when Q is a multiple of its own. `fast`
- * is num as a Number when den = Q and num is within 2^52 (most terms), else NaN.
+ * is the numerator as a Number when den = Q and it is within 2^52 (most terms), else NaN; `num` is
+ * the numerator when fast is NaN (numerator() gives it either way).
  */
 export type Term = { num: bigint; den: bigint; fast: number };
+
+export const numerator = (t: Term): bigint => (t.fast === t.fast ? BigInt(t.fast) : t.num);
+
+const QN = Number(Q);
+
+/**
+ * cents ÷ den as a term, in Numbers where it can be (cents and den safe integers): the common case
+ * of a contract's value costs no BigInt.
+ */
+export function termOf(cents: number, den: number): Term {
+  if (QN % den === 0) {
+    const fast = cents * (QN / den);
+    if (fast <= CARRY) return { num: 0n, den: Q, fast };
+  }
+  return term(BigInt(cents), BigInt(den));
+}
 
 /** Past this, a Number sum is carried into its BigInt part (two such still add exactly). */
 const CARRY = 2 ** 52;
@@ -34,7 +51,7 @@ export function gcd(a: bigint, b: bigint): bigint {
 
 export const lcm = (a: bigint, b: bigint): bigint => (a / gcd(a, b)) * b;
 
-const overQ = (num: bigint): Term => ({ num, den: Q, fast: num <= BigInt(CARRY) && num >= -BigInt(CARRY) ? Number(num) : NaN });
+const overQ = (num: bigint): Term => (num <= BigInt(CARRY) && num >= -BigInt(CARRY) ? { num: 0n, den: Q, fast: Number(num) } : { num, den: Q, fast: NaN });
 
 /**
  * num ÷ den as a term: over Q when den divides it (reduced first), else over den as it is: the

@@ -2,10 +2,8 @@
 // non-negative safe integers (a bitmap for small ones, open addressing in a Float64Array for the
 // rest; it stops at a size, `full`, and whoever uses it falls back to SQL); HashList tells whether
 // any two of many 53-bit hashes are equal, spilling sorted runs to disk past a size.
-import { randomUUID } from 'node:crypto';
-import { closeSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { openScratchFile } from '../platform/scratchFiles.ts';
+import { closeSync, readSync, writeSync } from 'node:fs';
 import { freeNow, Reservation } from './typedArrays.ts';
 
 const MIN_SLOTS = 1 << 12;
@@ -130,9 +128,7 @@ export class HashList {
   private spill(): boolean {
     try {
       if (this.file === undefined) {
-        const path = join(tmpdir(), `dataset-service-hashes-${process.pid}-${randomUUID()}`);
-        this.file = openSync(path, 'w+', 0o600);
-        unlinkSync(path);
+        this.file = openScratchFile('hashes');
       }
       const sorted = sortHashes(this.values.subarray(0, this.length));
       writeSync(this.file, new Uint8Array(sorted.buffer, sorted.byteOffset, sorted.byteLength), 0, sorted.byteLength, this.fileBytes);

@@ -6,6 +6,7 @@
 // to be read. Time is linear in the file's size and memory bounded whatever its shape (see
 // csvRecords.ts); the file is read as bytes throughout, and bad bytes are found on them (see
 // utf8Chunks.ts).
+import { type RecognisedColumns, recogniseColumns } from '../contract/columns.ts';
 import { Readable, Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import { BinaryCopyWriter } from './binaryCopy.ts';
@@ -20,7 +21,8 @@ import { Utf8Chunks } from './utf8Chunks.ts';
 
 const SLICE_BYTES = 64 * 1024;
 
-export type ParseOutcome = { rows: number; bytes: number };
+/** Rows seen and bytes read; what the header held, when it could be read. */
+export type ParseOutcome = { rows: number; bytes: number; columns: RecognisedColumns | null };
 
 type ParseOptions = {
   source: AsyncIterable<Buffer>;
@@ -76,6 +78,7 @@ async function parse(options: ParseOptions, iterator: AsyncIterator<Buffer>): Pr
   let counter = 0;
   let rows = 0;
   let validator: RowValidator | undefined;
+  let columns: RecognisedColumns | null = null;
   /** The first record was blank: the file is empty if nothing but blank lines follows. */
   let blankHeader = false;
   let stopped = false;
@@ -106,7 +109,9 @@ async function parse(options: ParseOptions, iterator: AsyncIterator<Buffer>): Pr
       blankHeader = true;
       return;
     }
-    const map = mapHeader(cells.texts());
+    const texts = cells.texts();
+    columns = recogniseColumns(texts);
+    const map = mapHeader(texts);
     const absent = missingColumns(map);
     if (absent.length > 0) return missing(absent);
     validator = new RowValidator(map, cells.count, versionId, { report, copy, tally: options.tally });
@@ -177,7 +182,7 @@ async function parse(options: ParseOptions, iterator: AsyncIterator<Buffer>): Pr
     report({ row: 1, field: '*', code: 'empty_file', message: 'The file is empty.' });
   }
   options.progress?.(rows, bytes);
-  return { rows: Math.max(rows - 1, 0), bytes };
+  return { rows: Math.max(rows - 1, 0), bytes, columns };
 }
 
 /**

@@ -1,7 +1,7 @@
-// The metrics and catalog of a version (../shared/spec/contract.md, "Metrics and catalog" and
-// its fine points), counted in Node as the rows stream past on their way to COPY, so that
-// PostgreSQL only stores them. Everything here is exact (integer cents, integer month and day
-// numbers; the monthly value as BigInt fixed point, 20 decimals) and bounded: the sets that grow
+// The rows, currencies and catalog of a version (../shared/spec/contract.md, "Metrics and catalog"
+// and its fine points), counted in Node as the rows stream past on their way to COPY, so that
+// PostgreSQL only stores them (the monthly figures are shared/figures/book.ts's). Everything here
+// is exact (integer cents, day and month numbers) and bounded: the sets that grow
 // with distinct customers, products, amounts or month runs stop at a cap, and then `complete` is
 // false and the build computes the figures in SQL instead (computeReads in
 // shared/domain/metricsAndCatalog.ts: the same numbers, slower).
@@ -9,9 +9,13 @@
 // The rows come in batches (tallyBatch.ts), names as UTF-8 bytes: the tally may run on a thread
 // of its own, beside the build's (tallyFeed.ts).
 import { CONTRACT_FIELDS, FIELD_KINDS, type FieldName, GATING_FIELDS, type GatingFieldName } from '../contract/fields.ts';
-import { formatDay, formatMonthStart } from '../figures/calendar.ts';
+import { formatDay } from '../figures/calendar.ts';
 import { currencyCode } from './currencies.ts';
 import { type TallyBatch, ROW_FIELDS } from './tallyBatch.ts';
+import { ContractLog } from './contractLog.ts';
+import { MetricsBook } from '../figures/book.ts';
+import { CustomerLinesWriter, type MonthlyFigures } from '../figures/customerChanges.ts';
+import { type ContractTerm, contractTerm } from '../figures/definitions.ts';
 import { CustomerRuns } from './customerRuns.ts';
 import { NameTable } from './nameTable.ts';
 import { freeNow, Reservation } from './typedArrays.ts';
@@ -28,7 +32,7 @@ import { HashList, NumberSet } from './numberSet.ts';
  * products (the first 32 as bits) and runs of months take a few bytes each. pairs counts a
  * customer's products past the 32nd only; productBytes bounds the products' bytes likewise (16 MiB).
  */
-export type TallyLimits = { customers: number; customerBytes: number; products: number; productBytes: number; pairs: number; runs: number; events: number; setSlots: number };
+export type TallyLimits = { customers: number; customerBytes: number; products: number; productBytes: number; pairs: number; runs: number; setSlots: number; contractsInMemory: number };
 export const DEFAULT_TALLY_LIMITS: Readonly<TallyLimits> = Object.freeze({
   customers: 1_000_000,
   customerBytes: 64 * 1024 * 1024,
@@ -36,16 +40,12 @@ export const DEFAULT_TALLY_LIMITS: Readonly<TallyLimits> = Object.freeze({
   productBytes: 16 * 1024 * 1024,
   pairs: 1_000_000,
   runs: 4_000_000,
-  events: 1_000_000,
   setSlots: 1 << 20,
+  contractsInMemory: 1 << 20,
 });
 
-const MAX_MONTHS = 600;
 const MIN_DAY = -719_528; // 0000-01-01, days since 1970-01-01
 const DAY_SPAN = 3_652_425 + 366; // through 9999-12-31
-/** A contract's monthly value is amount × 30.4375 ÷ days = cents × 304375 ÷ days, in 10^-6 units. */
-const MONTHLY_PER_CENT = 304_375;
-const E7 = 10_000_000;
 
 /** Amounts below this many cents (most: up to $335,544.31) are kept as bits (4 MiB) by a tally that may hold many. */
 const AMOUNT_BITMAP_VALUES = 1 << 25;
@@ -108,18 +108,10 @@ export function limitsFor(ids: number, rows: number, nameBytes: number, limits: 
     productBytes: Math.min(limits.productBytes, nameBytes),
     pairs: Math.min(limits.pairs, rows),
     runs: Math.min(limits.runs, rows),
-    events: Math.min(limits.events, 2 * rows),
     setSlots: Math.min(limits.setSlots, slots),
+    contractsInMemory: Math.min(limits.contractsInMemory, Math.max(rows, 1)),
   };
 }
-
-/**
- * What changes in a month of a currency (difference arrays): contracts starting minus ending, and
- * their monthly value in fixed point, 10^-20 units, as four exact integers (10^1, 10^-6, 10^-13
- * and 10^-20 units): each contract's value is rounded half-up at 10^-20 once, and its end takes
- * away exactly what its start added.
- */
-type MonthChange = { contracts: number; v1: number; v6: number; v13: number; v20: number };
 
 type CurrencyTally = {
   name: string;
@@ -127,9 +119,6 @@ type CurrencyTally = {
   contracts: number;
   cents: number;
   customers: number;
-  firstMonth: number;
-  lastMonth: number;
-  months: Map<number, MonthChange>;
 };
 
 export class Tally {
@@ -170,9 +159,10 @@ export class Tally {
    * per row, and 1.4 ms to list the few present (half of what a 10-row file's tally cost).
    */
   private readonly currencyAt = new Uint16Array(1 << 15);
+  /** The contributing contracts, for the monthly figures. */
+  private readonly contracts: ContractLog;
   /** Per customer: its contributing months in each currency, as runs. */
   private readonly runs: CustomerRuns;
-  private events = 0;
 
   // contractIds: no two equal hashes means no duplicate.
   private readonly ids: HashList;
@@ -194,6 +184,7 @@ export class Tally {
     this.customers = new NameTable(customerNames, reservation);
     this.products = new NameTable(productNames, reservation);
     this.runs = new CustomerRuns(limits.customers, reservation);
+    this.contracts = new ContractLog(limits.contractsInMemory);
     this.ids = new HashList(limits.setSlots, reservation);
     this.productBits = reservation.int32(limits.customers);
     this.productContracts = reservation.int32(limits.products);
@@ -261,6 +252,7 @@ export class Tally {
     this.customers.dispose();
     this.products.dispose();
     this.runs.dispose();
+    this.contracts.close();
     this.startDays.dispose();
     this.endDays.dispose();
     freeNow(this.customerAt, this.productAt, this.customerOf, this.productOf);
@@ -287,8 +279,8 @@ export class Tally {
     if (this.startDays.full || this.endDays.full) return this.giveUp('distinct dates');
     if (hasAmount) {
       this.present.amount++;
-      // Past 2^53 cents (or 2^53 ÷ 304375 for the monthly value) integers are no longer exact.
-      if (cents * MONTHLY_PER_CENT > Number.MAX_SAFE_INTEGER) return this.giveUp('an amount too large for exact sums');
+      // Past 2^53 cents integers are no longer exact.
+      if (cents > Number.MAX_SAFE_INTEGER) return this.giveUp('an amount too large for exact sums');
       this.amounts.add(cents);
       if (this.amounts.full) return this.giveUp('distinct amounts');
       if (cents < this.minCents) this.minCents = cents;
@@ -322,6 +314,7 @@ export class Tally {
     this.currencies.length = 0;
     this.currencyAt.fill(0);
     this.runs.clear();
+    this.contracts.close();
   }
 
   private addProduct(index: number, customer: number): void {
@@ -346,71 +339,27 @@ export class Tally {
   private currency(index: number): CurrencyTally {
     const at = this.currencyAt[index]!;
     if (at !== 0) return this.currencies[at - 1]!;
-    const c: CurrencyTally = { name: currencyCode(index), index, contracts: 0, cents: 0, customers: 0, firstMonth: Infinity, lastMonth: -Infinity, months: new Map() };
+    const c: CurrencyTally = { name: currencyCode(index), index, contracts: 0, cents: 0, customers: 0 };
     this.currencyAt[index] = this.currencies.push(c);
     return c;
   }
 
   private addContract(c: CurrencyTally, customer: number, startDay: number, sm: number, endDay: number, em: number, cents: number): void {
     this.contributing++;
+    try {
+      this.contracts.add(customer, c.index, startDay, endDay, cents);
+    } catch (error) {
+      return this.giveUp(`the contracts' file: ${(error as Error).message}`);
+    }
     c.contracts++;
     c.cents += cents;
     if (!Number.isSafeInteger(c.cents)) return this.giveUp('a currency total too large for exact sums');
-    if (sm < c.firstMonth) c.firstMonth = sm;
-    if (em > c.lastMonth) c.lastMonth = em;
-
-    // The monthly value, cents × 304375 ÷ days in 10^-6 units, to 20 decimals, rounded half-up.
-    const days = endDay - startDay + 1;
-    const n = cents * MONTHLY_PER_CENT;
-    let v6 = Math.floor(n / days);
-    const r1 = (n - v6 * days) * E7;
-    let v13 = Math.floor(r1 / days);
-    const r2 = (r1 - v13 * days) * E7;
-    let v20 = Math.floor(r2 / days);
-    if (2 * (r2 - v20 * days) >= days && ++v20 === E7) {
-      v20 = 0;
-      if (++v13 === E7) {
-        v13 = 0;
-        v6++;
-      }
-    }
-    const start = this.month(c, sm);
-    const end = this.month(c, em + 1);
-    if (!start || !end) return;
-    start.contracts++;
-    end.contracts--;
-    // v6 split again at 10^7, so that the sums of a month stay exact integers: a contract adds
-    // less than 10^7 to each part, and it takes 900 million contracts in one month to pass 2^53.
-    const v1 = Math.floor(v6 / E7);
-    v6 -= v1 * E7;
-    start.v1 += v1;
-    start.v6 += v6;
-    start.v13 += v13;
-    start.v20 += v20;
-    end.v1 -= v1;
-    end.v6 -= v6;
-    end.v13 -= v13;
-    end.v20 -= v20;
-    if (!Number.isSafeInteger(start.v1) || !Number.isSafeInteger(end.v1)) return this.giveUp('a monthly value too large for exact sums');
     if (this.runs.add(customer, c.index, sm, em)) c.customers++;
     if (this.runs.runCount > this.limits.runs) this.giveUp('runs of months');
   }
 
-  private month(c: CurrencyTally, month: number): MonthChange | undefined {
-    let change = c.months.get(month);
-    if (change === undefined) {
-      if (++this.events > this.limits.events) {
-        this.giveUp('month changes');
-        return undefined;
-      }
-      change = { contracts: 0, v1: 0, v6: 0, v13: 0, v20: 0 };
-      c.months.set(month, change);
-    }
-    return change;
-  }
-
-  /** The figures, in the shapes version_reads and version_monthly store. */
-  result(distinctContractIds: number) {
+  /** The figures: those version_reads stores, and the monthly ones (call once). */
+  result(distinctContractIds: number, versionId: string) {
     const cents = (n: number) => formatCents(n);
     const day = (d: number) => (d === Infinity || d === -Infinity ? null : formatDay(d));
     const excluded = Object.fromEntries(GATING_FIELDS.map((f) => [f.name, this.excluded[f.name]]));
@@ -445,50 +394,29 @@ export class Tally {
       }),
       products,
     };
-    return { rows, currencies, catalog, monthly: this.monthly(contributing) };
+    return { rows, currencies, catalog, figures: this.monthlyFigures(versionId) };
   }
 
-  private monthly(currencies: CurrencyTally[]) {
-    const out = { currency: [] as string[], month: [] as string[], contracts: [] as number[], customers: [] as number[], mrr: [] as string[], newCustomers: [] as number[], churned: [] as number[] };
-    // Per currency: month → change in active customers, customers churned, customers new.
-    const events = new Map<number, { customers: Map<number, number>; churn: Map<number, number>; firsts: Map<number, number> }>();
-    this.runs.forEachRun((currency, start, end, first) => {
-      let e = events.get(currency);
-      if (e === undefined) events.set(currency, (e = { customers: new Map(), churn: new Map(), firsts: new Map() }));
-      if (first) bump(e.firsts, start, 1);
-      bump(e.customers, start, 1);
-      bump(e.customers, end + 1, -1);
-      bump(e.churn, end + 1, 1);
-    });
-    for (const c of currencies) {
-      const { customers: customerDelta, churn, firsts } = events.get(c.index)!;
-      const lo = c.firstMonth;
-      const hi = Math.min(c.lastMonth + 1, lo + MAX_MONTHS - 1);
-      let contracts = 0;
-      let customers = 0;
-      let mrr = 0n; // 10^-20 units
-      for (let m = lo; m <= hi; m++) {
-        const change = c.months.get(m);
-        if (change) {
-          contracts += change.contracts;
-          mrr +=
-            BigInt(change.v1) * 1_000_000_000_000_000_000_000n +
-            BigInt(change.v6) * 100_000_000_000_000n +
-            BigInt(change.v13) * 10_000_000n +
-            BigInt(change.v20);
-        }
-        customers += customerDelta.get(m) ?? 0;
-        out.currency.push(c.name);
-        out.month.push(formatMonthStart(m));
-        out.contracts.push(contracts);
-        out.customers.push(customers);
-        out.mrr.push(formatFixed20(mrr));
-        out.newCustomers.push(firsts.get(m) ?? 0);
-        out.churned.push(churn.get(m) ?? 0);
-      }
+  /** The monthly figures, from each customer's contracts (shared/figures/book.ts). */
+  private monthlyFigures(versionId: string): MonthlyFigures {
+    const book = new MetricsBook();
+    const lines = new CustomerLinesWriter(versionId);
+    try {
+      const terms: ContractTerm[] = [];
+      this.contracts.forEachCustomer((group) => {
+        terms.length = 0;
+        for (let i = 0; i < group.count; i++) terms.push(contractTerm(group.startDays[i]!, group.endDays[i]!, group.cents[i]!));
+        const currency = currencyCode(group.currency);
+        const changes = book.addCustomer(currency, terms);
+        if (changes.length > 0) lines.add(currency, this.customers.nameOf(group.customer), changes);
+      });
+      return { monthly: book.monthly(), cohorts: book.cohorts(), bounds: book.bounds(), customers: lines.done() };
+    } catch (error) {
+      lines.close();
+      throw error;
     }
-    return out;
   }
+
 }
 
 export type TallyResult = ReturnType<Tally['result']>;
@@ -524,8 +452,8 @@ export class GuardedTally {
   }
 
   /** The figures; undefined if they could not be had (SQL computes them). */
-  result(distinctContractIds: number): TallyResult | undefined {
-    return this.guard(() => this.tally?.result(distinctContractIds));
+  result(distinctContractIds: number, versionId: string): TallyResult | undefined {
+    return this.guard(() => this.tally?.result(distinctContractIds, versionId));
   }
 
   close(): void {
@@ -545,10 +473,6 @@ export class GuardedTally {
   }
 }
 
-function bump(map: Map<number, number>, key: number, by: number): void {
-  map.set(key, (map.get(key) ?? 0) + by);
-}
-
 /** Byte order of the UTF-8 text (PostgreSQL's C collation): code point order. */
 function byBytes(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
@@ -558,10 +482,4 @@ function formatCents(cents: number): string {
   const sign = cents < 0 ? '-' : '';
   const abs = Math.abs(cents);
   return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
-}
-
-function formatFixed20(value: bigint): string {
-  const sign = value < 0n ? '-' : '';
-  const digits = (value < 0n ? -value : value).toString().padStart(21, '0');
-  return `${sign}${digits.slice(0, -20)}.${digits.slice(-20)}`;
 }

@@ -15,9 +15,11 @@ export interface TallyFeed {
   /** Every row is in: what the build needs to know (once). */
   end(): Promise<TallyEnd>;
   /** The figures (after end(), when it said complete); undefined if they could not be had after all (SQL computes them). */
-  result(distinctContractIds: number): Promise<TallyResult | undefined>;
+  result(distinctContractIds: number, versionId: string): Promise<TallyResult | undefined>;
   /** Lets go of what the tally holds. */
   close(): void;
+  /** Why the figures could not be had after the end said complete (the tally's thread ended), if so. */
+  whyLost?(): string | undefined;
 }
 
 export class LocalTallyFeed implements TallyFeed {
@@ -48,8 +50,8 @@ export class LocalTallyFeed implements TallyFeed {
     return Promise.resolve(this.tally.end());
   }
 
-  result(distinctContractIds: number): Promise<TallyResult | undefined> {
-    return Promise.resolve(this.tally.result(distinctContractIds));
+  result(distinctContractIds: number, versionId: string): Promise<TallyResult | undefined> {
+    return Promise.resolve(this.tally.result(distinctContractIds, versionId));
   }
 
   close(): void {

@@ -15,6 +15,9 @@ import { parseContracts } from '../../shared/ingest/parseContracts.ts';
 import { Tally, type TallyEnd, type TallyLimits } from '../../shared/ingest/tally.ts';
 import { LocalTallyFeed, type TallyFeed } from '../../shared/ingest/tallyFeed.ts';
 import { computeReads, storeReads } from '../../shared/domain/metricsAndCatalog.ts';
+import { computeMonthlyFigures, storeMonthlyFigures } from '../../shared/domain/monthlyFigures.ts';
+import { discardCustomerLines } from '../../shared/figures/customerChanges.ts';
+import { type RecognisedColumns, type VersionWarning, versionWarnings } from '../../shared/contract/columns.ts';
 import {
   activateVersion,
   claimBuild,
@@ -103,9 +106,11 @@ async function build(pool: Pool, blobs: BlobStore, views: Views, version: Builda
   let outcome: 'active' | 'failed' | 'superseded';
   let rowCount = 0;
   // Metrics and catalog, counted as the rows stream to COPY.
-  const tally = options.tallyFeed?.(options.tallyLimits) ?? new LocalTallyFeed(new Tally(options.tallyLimits));
+  const tally: TallyFeed = options.tallyFeed?.(options.tallyLimits) ?? new LocalTallyFeed(new Tally(options.tallyLimits));
   let tallied: TallyEnd | undefined;
   let readsInNode = false;
+  let columns: RecognisedColumns | null = null;
+  let warnings: VersionWarning[] = [];
 
   const client = await pool.connect();
   // When this attempt loses its job (a stopping worker hands it back), whatever statement the
@@ -134,6 +139,7 @@ async function build(pool: Pool, blobs: BlobStore, views: Views, version: Builda
       progress: (rows, bytes) => (seen = { rows, bytes }),
     });
     seen = { rows: parsed.rows, bytes: parsed.bytes };
+    columns = parsed.columns;
     phase.end('copyMs');
     tallied = await tally.end();
     // Distinct hashes prove distinct contractIds; otherwise SQL finds the duplicates (if any).
@@ -146,14 +152,22 @@ async function build(pool: Pool, blobs: BlobStore, views: Views, version: Builda
     if (spill.count > 0) {
       outcome = 'failed';
     } else {
-      const figures = tallied.complete ? await tally.result(distinctContractIds) : undefined;
+      const figures = tallied.complete ? await tally.result(distinctContractIds, versionId) : undefined;
       readsInNode = figures !== undefined;
-      const reads = figures
-        ? await storeReads(client, versionId, figures)
-        : await computeReads(client, versionId, { distinctContractIds });
-      rowCount = reads.rowCount;
-      phase.end('readsMs');
-      outcome = await activateVersion(client, version, { ...reads, rowsProcessed: seen.rows, bytesProcessed: seen.bytes }, views);
+      if (tallied.complete && !figures) tallied = { ...tallied, gaveUpOn: tally.whyLost?.() ?? 'the tally could not give its figures' };
+      try {
+        const reads = figures
+          ? await storeReads(client, versionId, figures)
+          : await computeReads(client, versionId, { distinctContractIds });
+        rowCount = reads.rowCount;
+        phase.end('readsMs');
+        await storeMonthlyFigures(client, versionId, figures?.figures ?? (await computeMonthlyFigures(client, versionId)));
+        phase.end('figuresMs');
+        warnings = versionWarnings(columns, reads);
+        outcome = await activateVersion(client, version, { ...reads, rowsProcessed: seen.rows, bytesProcessed: seen.bytes }, { columns, warnings }, views);
+      } finally {
+        discardCustomerLines(figures?.figures.customers); // stored, or not to be
+      }
     }
     await client.query(outcome === 'active' ? 'COMMIT' : 'ROLLBACK');
     phase.end('commitMs');
@@ -174,7 +188,7 @@ async function build(pool: Pool, blobs: BlobStore, views: Views, version: Builda
     const problems = `${spill.count} problem${spill.count === 1 ? '' : 's'}`;
     const detail = `${rejected} row${rejected === 1 ? ' was' : 's were'} rejected (${problems}); nothing was written.`;
     const problem: StoredProblem = { type: 'ingest-validation-failed', detail, errorCount: spill.count };
-    await withTransaction(pool, (c) => finishVersion(c, versionId, 'failed', problem, views));
+    await withTransaction(pool, (c) => finishVersion(c, versionId, 'failed', problem, views, { columns, warnings: versionWarnings(columns) }));
   } else if (outcome === 'superseded') {
     await withTransaction(pool, (c) => finishVersion(c, versionId, 'superseded', null, views));
   }

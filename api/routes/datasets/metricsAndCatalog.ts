@@ -3,17 +3,51 @@
 import { catalogExample, metricsExample } from '../../examples.ts';
 import { z } from 'zod';
 import { FIELD_KIND_NAMES, GATING_FIELDS } from '../../../shared/contract/fields.ts';
+import { FIGURE_WORDS } from '../../../shared/figures/definitions.ts';
 import { Problem } from '../../../shared/platform/problems.ts';
 import { readCatalog, readMetrics } from '../../../shared/domain/metricsAndCatalog.ts';
 import { defineOperation } from '../../defineOperation.ts';
 import { tenantOf } from '../../principal.ts';
 import { DatasetIdParams } from './schemas.ts';
 
-const nothingServable = () =>
+export const nothingServable = () =>
   new Problem('not-found', 'Nothing to serve: the dataset does not exist or has no active version. GET the dataset to tell which.');
 
 // Year 0000 is no date PostgreSQL knows (there was no year 0): 0001-01 to 9999-12.
-const Month = z.string().regex(/^(?!0000)\d{4}-(0[1-9]|1[0-2])$/, 'must be a month YYYY-MM, from 0001-01 to 9999-12');
+export const Month = z.string().regex(/^(?!0000)\d{4}-(0[1-9]|1[0-2])$/, 'must be a month YYYY-MM, from 0001-01 to 9999-12');
+
+const Money = (description: string) => z.string().meta({ description, example: '1600.00' });
+const Ratio = (description: string) => z.string().nullable().meta({ description, example: '0.9231' });
+const MovementSchema = (description: string) =>
+  z.object({ customers: z.number().int().meta({ description: 'Customers with this movement in the month.' }), mrr: Money('Their MRR of this movement, never negative.') }).meta({ description });
+
+export const MonthFiguresSchema = z
+  .object({
+    month: z.string().meta({ description: 'YYYY-MM: the figures are taken at its last day.', example: '2025-01' }),
+    currency: z.string().meta({ description: 'ISO 4217 code: each currency has its own series.' }),
+    activeContracts: z.number().int().meta({ description: FIGURE_WORDS.activeContracts }),
+    activeCustomers: z.number().int().meta({ description: FIGURE_WORDS.activeCustomers }),
+    mrr: Money(`${FIGURE_WORDS.mrr} ${FIGURE_WORDS.monthEnd} ${FIGURE_WORDS.monthlyValue}`),
+    arr: Money(FIGURE_WORDS.arr),
+    arpa: Money(FIGURE_WORDS.arpa).nullable(),
+    movements: z
+      .object({
+        newBusiness: MovementSchema(FIGURE_WORDS.newBusiness),
+        expansion: MovementSchema(FIGURE_WORDS.expansion),
+        contraction: MovementSchema(FIGURE_WORDS.contraction),
+        churn: MovementSchema(FIGURE_WORDS.churn),
+        reactivation: MovementSchema(FIGURE_WORDS.reactivation),
+        netNewMrr: Money(FIGURE_WORDS.netNewMrr),
+      })
+      .meta({ description: "Each customer's change of MRR between the end of the month before and the end of this one; a month before the series counts as 0." }),
+    rates: z.object({
+      customerChurn: Ratio(FIGURE_WORDS.customerChurn),
+      grossMrrChurn: Ratio(FIGURE_WORDS.grossMrrChurn),
+      netRevenueRetention: Ratio(FIGURE_WORDS.netRevenueRetention),
+      grossRevenueRetention: Ratio(FIGURE_WORDS.grossRevenueRetention),
+    }),
+  })
+  .meta({ id: 'MonthFigures' });
 
 export const MetricsSchema = z
   .object({
@@ -26,17 +60,11 @@ export const MetricsSchema = z
       excluded: z.object(Object.fromEntries(GATING_FIELDS.map((f) => [f.name, z.number().int()]))),
     }),
     currencies: z.array(z.object({ currency: z.string(), contracts: z.number().int(), customers: z.number().int(), totalValue: z.string() })),
-    monthly: z.array(
-      z.object({
-        month: z.string(),
-        currency: z.string(),
-        activeContracts: z.number().int(),
-        activeCustomers: z.number().int(),
-        mrr: z.string().meta({ description: 'Monthly recurring revenue, a decimal string with two decimals.' }),
-        newCustomers: z.number().int(),
-        churnedCustomers: z.number().int(),
-      }),
-    ),
+    monthly: z.array(MonthFiguresSchema).meta({
+      description:
+        'Per currency, every month from the first whose end finds a contract active to the month after the last such month (where its churn shows), at most 600; ordered by month then currency. ' +
+        'Money is a decimal string with two decimals, ratios with four, each rounded half away from zero on its own from exact values.',
+    }),
   })
   .meta({ id: 'Metrics' });
 
@@ -68,7 +96,9 @@ export const getMetrics = defineOperation({
   surface: 'v1',
   tags: ['Reads'],
   summary: 'Metrics of the active version',
-  description: 'Row counts, per-currency totals and the monthly series (MRR, active, new and churned customers). `from` and `to` (YYYY-MM) slice the series.',
+  description:
+    'Row counts, per-currency totals and the monthly series: month-end MRR, ARR and ARPA, the movements (new business, expansion, contraction, churn, reactivation), customer churn and revenue retention. ' +
+    '`from` and `to` (YYYY-MM) slice the series; a slice shows the same figures as the whole. Every figure is defined in docs/metrics.md, with a worked example.',
   params: DatasetIdParams,
   query: z.object({ from: Month.optional(), to: Month.optional() }),
   responses: { 200: { description: 'The metrics.', schema: MetricsSchema, example: metricsExample } },

@@ -40,6 +40,26 @@ export const VersionSchema = z
       format: 'date-time',
       description: 'When the rows of this superseded version were purged (VERSION_RETENTION_DAYS after it was superseded); it can no longer be exported.',
     }),
+    columns: z
+      .object({
+        recognized: z.array(z.string()).meta({ description: "The contract's column names the header has." }),
+        ignored: z.array(z.string()).meta({ description: "The header's other cells, as written." }),
+        missing: z.array(z.string()).meta({ description: "The contract's columns the header lacks." }),
+      })
+      .nullable()
+      .meta({ description: 'What the file\'s header held; null until a build read it.', example: { recognized: ['customer'], ignored: ['start', 'end', 'price', 'cur'], missing: ['contractId', 'product', 'startDate', 'endDate', 'amount', 'currency'] } }),
+    warnings: z
+      .array(
+        z.object({
+          code: z.enum(['column_missing', 'no_contributing_rows']),
+          field: z.string().optional().meta({ description: 'The column, for column_missing.' }),
+          message: z.string(),
+        }),
+      )
+      .meta({
+        description:
+          'Not errors (the version builds): column_missing for each of startDate, endDate, amount and currency absent from the header, and no_contributing_rows when rows were stored and none contributes to the metrics.',
+      }),
   })
   .meta({ id: 'Version' });
 

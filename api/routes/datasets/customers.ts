@@ -1,0 +1,69 @@
+// GET /v1/datasets/{id}/customers?month=YYYY-MM: every customer with MRR at the end of that month
+// or of the month before, with both and the movement between them (../shared/spec/contract.md,
+// "Metrics and catalog"): "which customers churned in March". Read from each customer's changes,
+// stored when the version was built.
+import { z } from 'zod';
+import { activeVersionOf, type CustomerCursor, readCustomerMonths } from '../../../shared/domain/monthlyFigures.ts';
+import { CUSTOMER_MOVEMENTS, FIGURE_WORDS } from '../../../shared/figures/definitions.ts';
+import { defineOperation } from '../../defineOperation.ts';
+import { customerMonthExample, list } from '../../examples.ts';
+import { tenantOf } from '../../principal.ts';
+import { invalidCursor, listOf } from '../../schemas.ts';
+import { Currency } from './cohorts.ts';
+import { Month, nothingServable } from './metricsAndCatalog.ts';
+import { DatasetIdParams } from './schemas.ts';
+
+export const CustomerMonthSchema = z
+  .object({
+    object: z.literal('customer_month'),
+    customer: z.string(),
+    currency: z.string(),
+    month: z.string().meta({ description: 'YYYY-MM' }),
+    previousMrr: z.string().meta({ description: "The customer's MRR at the end of the month before." }),
+    mrr: z.string().meta({ description: "The customer's MRR at the end of this month." }),
+    movement: z.enum(CUSTOMER_MOVEMENTS).meta({
+      description: `newBusiness: ${FIGURE_WORDS.newBusiness} expansion: ${FIGURE_WORDS.expansion} contraction: ${FIGURE_WORDS.contraction} churn: ${FIGURE_WORDS.churn} reactivation: ${FIGURE_WORDS.reactivation} retained: the same MRR at both month ends.`,
+    }),
+  })
+  .meta({ id: 'CustomerMonth' });
+
+// The cursor names the last customer of the page: base64url of [currency, customer].
+const encodeCursor = (c: CustomerCursor) => Buffer.from(JSON.stringify([c.currency, c.customer])).toString('base64url');
+function decodeCursor(cursor: string): CustomerCursor {
+  try {
+    const [currency, customer] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
+    if (typeof currency === 'string' && /^[A-Z]{3}$/.test(currency) && typeof customer === 'string' && !customer.includes('\u0000')) return { currency, customer };
+  } catch {
+    // not JSON
+  }
+  throw invalidCursor();
+}
+
+export default defineOperation({
+  operationId: 'listCustomerMonths',
+  method: 'get',
+  path: '/v1/datasets/:id/customers',
+  surface: 'v1',
+  tags: ['Reads'],
+  summary: 'Customers of a month, with their movement',
+  description:
+    "Every customer with MRR at the end of `month` or of the month before, with both figures and the movement between them, ordered by currency then customer (as UTF-8 bytes); filtered by `currency` and `movement`. " +
+    'Which customers churned in March: `?month=2026-03&movement=churn`. Each MRR is rounded on its own, so an expansion of less than half a cent may show equal figures.',
+  params: DatasetIdParams,
+  query: z.object({
+    month: Month.meta({ description: 'The month (YYYY-MM), required.' }),
+    currency: Currency.optional().meta({ description: 'Only this currency.' }),
+    movement: z.enum(CUSTOMER_MOVEMENTS).optional().meta({ description: 'Only customers with this movement.' }),
+    limit: z.coerce.number().int().min(1).max(100).default(20).meta({ description: 'Page size, 1 to 100.' }),
+    cursor: z.string().min(1).max(2000).optional().meta({ description: 'nextCursor of the previous page.' }),
+  }),
+  responses: { 200: { description: 'A page of customers.', schema: listOf(CustomerMonthSchema, 'CustomerMonthList'), example: list(customerMonthExample) } },
+  problems: ['not-found', 'bad-request'],
+  async handle({ res, deps, params, query }) {
+    const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+    const versionId = await activeVersionOf(deps.pool, tenantOf(res), params.id);
+    if (!versionId) throw nothingServable();
+    const page = await readCustomerMonths(deps.pool, versionId, { ...query, after });
+    res.json({ object: 'list', data: page.data, nextCursor: page.next ? encodeCursor(page.next) : null });
+  },
+});

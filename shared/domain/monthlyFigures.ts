@@ -1,0 +1,206 @@
+// The monthly figures of a version (../shared/spec/contract.md, "Metrics and catalog"): month-end
+// MRR and its movements, retention, cohorts, and each customer's changes, computed once when the
+// version is built (shared/figures/book.ts) and stored with it. This file stores them, computes
+// them from the stored rows when the build could not count them as they streamed, and reads them.
+import { createReadStream } from 'node:fs';
+import { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { StringDecoder } from 'node:string_decoder';
+import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
+import { MetricsBook } from '../figures/book.ts';
+import { formatMonth, parseMonth } from '../figures/calendar.ts';
+import { contractTerm, type ContractTerm, type CustomerMovement } from '../figures/definitions.ts';
+import { customerMonth, CustomerLinesWriter, discardCustomerLines, type MonthlyFigures, unpackChanges } from '../figures/customerChanges.ts';
+import { formatScaled } from '../figures/exact.ts';
+import type { Client, Queryable } from '../platform/db.ts';
+import type { Tenant } from './datasets.ts';
+
+
+/** The book's figures once every customer is in, with the customers' lines written. */
+export function bookFigures(book: MetricsBook, customers: CustomerLinesWriter): MonthlyFigures {
+  return { monthly: book.monthly(), cohorts: book.cohorts(), bounds: book.bounds(), customers: customers.done() };
+}
+
+const COPY_ESCAPES: Record<string, string> = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\' };
+const unescapeCopy = (text: string) =>
+  text.includes('\\')
+    ? text.replace(/\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|.)/g, (_, e: string) =>
+        e[0] === 'x' ? String.fromCharCode(parseInt(e.slice(1), 16)) : /^[0-7]/.test(e) ? String.fromCharCode(parseInt(e, 8)) : (COPY_ESCAPES[e] ?? e),
+      )
+    : text;
+
+/** Stores a version's monthly figures, inside the build's transaction. */
+export async function storeMonthlyFigures(client: Client, versionId: string, figures: MonthlyFigures): Promise<void> {
+  await client.query(
+    `INSERT INTO version_months (version_id, month, currency, figures)
+     SELECT $1, make_date(m / 12, m % 12 + 1, 1), c, f FROM unnest($2::int[], $3::text[], $4::jsonb[]) AS x(m, c, f)`,
+    [
+      versionId,
+      figures.monthly.map((m) => parseMonth(m.month)),
+      figures.monthly.map((m) => m.currency),
+      figures.monthly.map(({ month: _m, currency: _c, ...rest }) => JSON.stringify(rest)),
+    ],
+  );
+  await client.query(
+    `INSERT INTO version_cohorts (version_id, currency, cohort, figures)
+     SELECT $1, c, make_date(m / 12, m % 12 + 1, 1), f FROM unnest($2::text[], $3::int[], $4::jsonb[]) AS x(c, m, f)`,
+    [
+      versionId,
+      figures.cohorts.map((c) => c.currency),
+      figures.cohorts.map((c) => parseMonth(c.cohort)),
+      figures.cohorts.map(({ currency: _c, cohort: _m, ...rest }) => JSON.stringify(rest)),
+    ],
+  );
+  await client.query('INSERT INTO version_series (version_id, currency, first_month, last_month) SELECT $1, * FROM unnest($2::text[], $3::int[], $4::int[])', [
+    versionId,
+    figures.bounds.map((b) => b.currency),
+    figures.bounds.map((b) => b.first),
+    figures.bounds.map((b) => b.last),
+  ]);
+  const lines = figures.customers;
+  try {
+    if (lines.bytes === 0) return;
+    const source = lines.fd !== undefined ? createReadStream('', { fd: lines.fd, start: 0, autoClose: false }) : Readable.from(lines.chunks);
+    await pipeline(source, client.query(copyFrom('COPY version_customers (version_id, currency, customer, first_month, last_month, changes) FROM STDIN')));
+  } finally {
+    discardCustomerLines(lines);
+  }
+}
+
+/**
+ * Computes the monthly figures from the version's stored rows, read in customer order: for a
+ * build whose rows the tally could not count (it outgrew its limits). Inside the build's transaction.
+ */
+export async function computeMonthlyFigures(client: Client, versionId: string): Promise<MonthlyFigures> {
+  const book = new MetricsBook();
+  const customers = new CustomerLinesWriter(versionId);
+  let group: { currency: string; customer: string; contracts: ContractTerm[] } | undefined;
+  const flush = () => {
+    if (!group) return;
+    const changes = book.addCustomer(group.currency, group.contracts);
+    if (changes.length > 0) customers.add(group.currency, group.customer, changes);
+  };
+  let rest = '';
+  const utf8 = new StringDecoder('utf8'); // a character may be cut between two chunks
+  const rows = client.query(
+    copyTo(
+      `COPY (SELECT currency, customer, start_date - DATE '1970-01-01', end_date - DATE '1970-01-01', (amount * 100)::numeric(30, 0)
+             FROM contract_rows
+             WHERE version_id = ${client.escapeLiteral(versionId)} AND start_date IS NOT NULL AND end_date IS NOT NULL AND amount > 0 AND currency IS NOT NULL
+             ORDER BY currency, customer) TO STDOUT`,
+    ),
+  );
+  await pipeline(
+    rows,
+    new Writable({
+      decodeStrings: false,
+      write(chunk: Buffer, _encoding, done) {
+        const text = rest + utf8.write(chunk);
+        const end = text.lastIndexOf('\n');
+        rest = text.slice(end + 1);
+        for (const line of text.slice(0, end).split('\n')) {
+          const [currency, customerText, start, endDay, cents] = line.split('\t') as [string, string, string, string, string];
+          const customer = unescapeCopy(customerText);
+          if (!group || group.currency !== currency || group.customer !== customer) {
+            flush();
+            group = { currency, customer, contracts: [] };
+          }
+          group.contracts.push(contractTerm(Number(start), Number(endDay), BigInt(cents)));
+        }
+        done();
+      },
+    }),
+  );
+  flush();
+  return bookFigures(book, customers);
+}
+
+/** Deletes a version's monthly figures (a purged version's). */
+export async function deleteMonthlyFigures(db: Queryable, versionId: string): Promise<void> {
+  for (const table of ['version_months', 'version_cohorts', 'version_series', 'version_customers']) await db.query(`DELETE FROM ${table} WHERE version_id = $1`, [versionId]);
+}
+
+/** The monthly series of a version, sliced to [from, to] (months YYYY-MM, both optional), ordered by month then currency. */
+export async function readMonthly(db: Queryable, versionId: string, range: { from?: string | undefined; to?: string | undefined }): Promise<unknown[]> {
+  const { rows } = await db.query<{ doc: unknown }>(
+    `SELECT jsonb_build_object('month', to_char(month, 'YYYY-MM'), 'currency', currency) || figures AS doc
+     FROM version_months WHERE version_id = $1 AND ($2::date IS NULL OR month >= $2) AND ($3::date IS NULL OR month <= $3)
+     ORDER BY month, currency COLLATE "C"`,
+    [versionId, range.from ? `${range.from}-01` : null, range.to ? `${range.to}-01` : null],
+  );
+  return rows.map((r) => r.doc);
+}
+
+/** A version's cohorts, ordered by currency then cohort. */
+export async function readCohorts(db: Queryable, versionId: string, currency: string | undefined): Promise<unknown[]> {
+  const { rows } = await db.query<{ doc: unknown }>(
+    `SELECT jsonb_build_object('currency', currency, 'cohort', to_char(cohort, 'YYYY-MM')) || figures AS doc
+     FROM version_cohorts WHERE version_id = $1 AND ($2::text IS NULL OR currency = $2) ORDER BY currency COLLATE "C", cohort`,
+    [versionId, currency ?? null],
+  );
+  return rows.map((r) => r.doc);
+}
+
+export type CustomerMonth = { object: 'customer_month'; customer: string; currency: string; month: string; previousMrr: string; mrr: string; movement: CustomerMovement };
+
+/** Where a page of customers goes on from: after this currency and customer. */
+export type CustomerCursor = { currency: string; customer: string };
+
+/** Rows read per query while a page fills (customers with no MRR at either month end are skipped). */
+const SCAN_ROWS = 500;
+
+/**
+ * A page of the customers with MRR at the end of `month` or of the month before, ordered by
+ * currency then customer (as UTF-8 bytes), after the cursor.
+ */
+export async function readCustomerMonths(
+  db: Queryable,
+  versionId: string,
+  query: { month: string; currency?: string | undefined; movement?: CustomerMovement | undefined; limit: number; after?: CustomerCursor | undefined },
+): Promise<{ data: CustomerMonth[]; next: CustomerCursor | undefined }> {
+  const month = parseMonth(query.month);
+  const data: CustomerMonth[] = [];
+  let after = query.after;
+  for (;;) {
+    const { rows } = await db.query<{ currency: string; customer: string; first_month: number; changes: Buffer }>(
+      `SELECT c.currency::text AS currency, c.customer, c.first_month, c.changes
+       FROM version_customers c JOIN version_series s ON s.version_id = c.version_id AND s.currency = c.currency
+       WHERE c.version_id = $1 AND ($2::text IS NULL OR c.currency = $2)
+         AND c.first_month <= $3 AND c.last_month >= $3 AND s.first_month <= $3 AND s.last_month >= $3
+         AND ($4::text IS NULL OR (c.currency, c.customer) > ($4::char(3), $5::text COLLATE "C"))
+       ORDER BY c.currency, c.customer
+       LIMIT ${SCAN_ROWS}`,
+      [versionId, query.currency ?? null, month, after?.currency ?? null, after?.customer ?? null],
+    );
+    for (const row of rows) {
+      after = { currency: row.currency, customer: row.customer };
+      const line = customerMonth(unpackChanges(row.first_month, row.changes), month);
+      if (!line || (query.movement && line.movement !== query.movement)) continue;
+      data.push({
+        object: 'customer_month',
+        customer: row.customer,
+        currency: row.currency,
+        month: formatMonth(month),
+        previousMrr: formatScaled(line.previousCents, 2),
+        mrr: formatScaled(line.cents, 2),
+        movement: line.movement,
+      });
+      if (data.length > query.limit) {
+        data.pop();
+        const last = data.at(-1)!;
+        return { data, next: { currency: last.currency, customer: last.customer } };
+      }
+    }
+    if (rows.length < SCAN_ROWS) return { data, next: undefined };
+  }
+}
+
+/** The dataset's active version, or undefined (missing dataset, or none active: the same 404). */
+export async function activeVersionOf(db: Queryable, tenant: Tenant, datasetId: string): Promise<string | undefined> {
+  const { rows } = await db.query<{ version_id: string }>(
+    `SELECT active_version_id AS version_id FROM datasets
+     WHERE id = $1 AND account_id = $2 AND mode = $3 AND deleted_at IS NULL AND active_version_id IS NOT NULL`,
+    [datasetId, tenant.accountId, tenant.mode],
+  );
+  return rows[0]?.version_id;
+}

@@ -1,0 +1,170 @@
+// A customer's changes of MRR in one currency, stored with the version for the customers read
+// (`GET …/customers?month=`): each change's month, its movement and the MRR from then on in whole
+// cents (each rounded on its own, as the read shows it), packed as variable-length integers. A
+// month between two changes has the earlier change's MRR, and `retained` as its movement.
+import { openScratchFile } from '../platform/scratchFiles.ts';
+import { closeSync, writeSync } from 'node:fs';
+import { type CustomerMovement, type Movement, MOVEMENTS } from './definitions.ts';
+import type { CohortFigures, CustomerChange, MonthFigures, SeriesBounds } from './book.ts';
+import { Q } from './exact.ts';
+
+export type StoredChange = { month: number; movement: Movement; cents: bigint };
+
+const QN = Number(Q);
+
+/** A change's MRR in whole cents, rounded half away from zero (MRR is never negative). */
+export function changeCents(c: CustomerChange): bigint {
+  if (typeof c.mrr === 'number') {
+    let k = Math.floor(c.mrr / QN);
+    let r = c.mrr - k * QN;
+    if (r < 0) {
+      k--;
+      r += QN;
+    } else if (r >= QN) {
+      k++;
+      r -= QN;
+    }
+    return BigInt(2 * r >= QN ? k + 1 : k);
+  }
+  return (2n * c.mrr + c.den) / (2n * c.den);
+}
+
+/** Packs a customer's changes (at least one, in month order). */
+export function packChanges(changes: readonly CustomerChange[]): Buffer {
+  const bytes: number[] = [];
+  const varint = (v: bigint) => {
+    while (v >= 0x80n) {
+      bytes.push(Number(v & 0x7fn) | 0x80);
+      v >>= 7n;
+    }
+    bytes.push(Number(v));
+  };
+  let month = changes[0]!.month;
+  for (const c of changes) {
+    varint(BigInt((c.month - month) * 8 + MOVEMENTS.indexOf(c.movement)));
+    varint(changeCents(c));
+    month = c.month;
+  }
+  return Buffer.from(bytes);
+}
+
+/** The changes packed by packChanges, the first at `firstMonth`. */
+export function unpackChanges(firstMonth: number, packed: Uint8Array): StoredChange[] {
+  const out: StoredChange[] = [];
+  let at = 0;
+  const varint = (): bigint => {
+    let v = 0n;
+    let shift = 0n;
+    for (;;) {
+      const b = packed[at++]!;
+      v |= BigInt(b & 0x7f) << shift;
+      if (b < 0x80) return v;
+      shift += 7n;
+    }
+  };
+  let month = firstMonth;
+  while (at < packed.length) {
+    const head = Number(varint());
+    month += Math.floor(head / 8);
+    out.push({ month, movement: MOVEMENTS[head % 8]!, cents: varint() });
+  }
+  return out;
+}
+
+/** A customer's line for a month: MRR at the end of the month before and at this one, and the movement; undefined when both are 0. */
+export function customerMonth(changes: readonly StoredChange[], month: number): { previousCents: bigint; cents: bigint; movement: CustomerMovement } | undefined {
+  let previousCents = 0n;
+  let cents = 0n;
+  let movement: CustomerMovement = 'retained';
+  for (const c of changes) {
+    if (c.month > month) break;
+    if (c.month < month) previousCents = c.cents;
+    cents = c.cents;
+    movement = c.month === month ? c.movement : 'retained';
+  }
+  if (movement === 'retained') previousCents = cents;
+  if (previousCents === 0n && cents === 0n && movement === 'retained') return undefined;
+  return { previousCents, cents, movement };
+}
+
+/**
+ * The customers' changes of a version as COPY text lines for version_customers: in memory, or,
+ * past `SPILL_BYTES`, in a temporary file (unlinked at once) whose descriptor goes to whoever
+ * stores them (any thread of the process may read it; storing closes it).
+ */
+export type CustomerLines = { chunks: string[]; fd?: undefined; bytes: number } | { fd: number; bytes: number; chunks?: undefined };
+
+const SPILL_BYTES = 4 * 1024 * 1024;
+
+/** What a build stores of its monthly figures (see MetricsBook), with each customer's changes as COPY lines. */
+export type MonthlyFigures = { monthly: MonthFigures[]; cohorts: CohortFigures[]; bounds: SeriesBounds[]; customers: CustomerLines };
+
+// COPY's text format: backslash, and the characters it would read as delimiters.
+const escapeCopy = (text: string) => text.replace(/[\\\n\r\t]/g, (c) => (c === '\\' ? '\\\\' : c === '\n' ? '\\n' : c === '\r' ? '\\r' : '\\t'));
+
+export class CustomerLinesWriter {
+  private readonly versionId: string;
+  private chunks: string[] = [];
+  private chunk = '';
+  private held = 0;
+  private fd: number | undefined;
+  private bytes = 0;
+  count = 0;
+
+  constructor(versionId: string) {
+    this.versionId = versionId;
+  }
+
+  /** A customer's changes in a currency (at least one). */
+  add(currency: string, customer: string, changes: readonly CustomerChange[]): void {
+    const first = changes[0]!.month;
+    const last = changes.at(-1)!.month;
+    this.chunk += `${this.versionId}\t${currency}\t${escapeCopy(customer)}\t${first}\t${last}\t\\\\x${packChanges(changes).toString('hex')}\n`;
+    this.count++;
+    if (this.chunk.length >= 65_536) this.endChunk();
+  }
+
+  private endChunk(): void {
+    if (!this.chunk) return;
+    this.chunks.push(this.chunk);
+    this.held += this.chunk.length;
+    this.chunk = '';
+    if (this.held >= SPILL_BYTES) this.spill();
+  }
+
+  private spill(): void {
+    if (this.fd === undefined) {
+      this.fd = openScratchFile('customers');
+    }
+    const buffer = Buffer.from(this.chunks.join(''), 'utf8');
+    writeSync(this.fd, buffer, 0, buffer.length, this.bytes);
+    this.bytes += buffer.length;
+    this.chunks = [];
+    this.held = 0;
+  }
+
+  /** The lines, once every customer is in. */
+  done(): CustomerLines {
+    this.endChunk();
+    if (this.fd === undefined) return { chunks: this.chunks, bytes: this.chunks.reduce((n, c) => n + Buffer.byteLength(c), 0) };
+    this.spill();
+    const fd = this.fd;
+    this.fd = undefined;
+    return { fd, bytes: this.bytes };
+  }
+
+  /** Lets the file go (when done() was not called, or its lines will not be stored). */
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+  }
+}
+
+/** Lets go of the lines' file, if they have one (once stored, or when they will not be). */
+export function discardCustomerLines(lines: CustomerLines | undefined): void {
+  if (lines?.fd === undefined) return;
+  const fd = lines.fd;
+  (lines as { fd?: number }).fd = undefined;
+  (lines as { chunks?: string[] }).chunks = [];
+  closeSync(fd);
+}

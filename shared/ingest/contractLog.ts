@@ -1,0 +1,157 @@
+// The contributing contracts of a build, kept for the monthly figures (shared/figures/book.ts),
+// which need each customer's contracts together while a file holds them in any order. Each
+// contract is 24 bytes (customer, currency, start day, end day as Int32, cents as Float64), in one
+// of PARTITIONS partitions by customer number. Past `inMemory` contracts, the partitions' contracts
+// held are written to a temporary file (unlinked at once: it goes when the log is closed, or with
+// the process), so that ten million contracts take a few MiB of memory and 240 MB of disk. At the
+// end, each partition is read back whole (a 64th of the contracts) and handed over a customer at a
+// time.
+import { openScratchFile } from '../platform/scratchFiles.ts';
+import { closeSync, readSync, writeSync } from 'node:fs';
+import { freeNow, grown } from './typedArrays.ts';
+
+const PARTITIONS = 64;
+const INTS = 4; // customer, currency, start day, end day
+
+/** A customer's contracts in one currency, as forEachCustomer hands them over (valid until the next). */
+export type CustomerContracts = { customer: number; currency: number; count: number; startDays: Int32Array; endDays: Int32Array; cents: Float64Array };
+
+class Partition {
+  ints = new Int32Array(0);
+  cents = new Float64Array(0);
+  length = 0;
+  /** Its spilled runs in the file: where each starts, and its contracts. */
+  readonly runs: { at: number; length: number }[] = [];
+
+  add(customer: number, currency: number, startDay: number, endDay: number, cents: number): void {
+    const n = this.length++;
+    if (n === this.cents.length) {
+      this.cents = grown(this.cents, n + 1);
+      this.ints = grown(this.ints, this.cents.length * INTS);
+    }
+    const at = n * INTS;
+    this.ints[at] = customer;
+    this.ints[at + 1] = currency;
+    this.ints[at + 2] = startDay;
+    this.ints[at + 3] = endDay;
+    this.cents[n] = cents;
+  }
+
+  free(): void {
+    freeNow(this.ints, this.cents);
+    this.ints = new Int32Array(0);
+    this.cents = new Float64Array(0);
+    this.length = 0;
+  }
+}
+
+export class ContractLog {
+  private readonly partitions = Array.from({ length: PARTITIONS }, () => new Partition());
+  private readonly inMemory: number;
+  private held = 0;
+  private file: number | undefined;
+  private fileBytes = 0;
+  count = 0;
+
+  constructor(inMemory: number) {
+    this.inMemory = inMemory;
+  }
+
+  add(customer: number, currency: number, startDay: number, endDay: number, cents: number): void {
+    this.partitions[customer % PARTITIONS]!.add(customer, currency, startDay, endDay, cents);
+    this.count++;
+    if (++this.held >= this.inMemory) this.spill();
+  }
+
+  /** Writes every partition's contracts held to the file (throws if it cannot: the caller gives up). */
+  private spill(): void {
+    if (this.file === undefined) {
+      this.file = openScratchFile('contracts');
+    }
+    for (const p of this.partitions) {
+      if (p.length === 0) continue;
+      const ints = new Uint8Array(p.ints.buffer, 0, p.length * INTS * 4);
+      const cents = new Uint8Array(p.cents.buffer, 0, p.length * 8);
+      writeSync(this.file, ints, 0, ints.byteLength, this.fileBytes);
+      writeSync(this.file, cents, 0, cents.byteLength, this.fileBytes + ints.byteLength);
+      p.runs.push({ at: this.fileBytes, length: p.length });
+      this.fileBytes += ints.byteLength + cents.byteLength;
+      p.length = 0;
+    }
+    this.held = 0;
+  }
+
+  /**
+   * Hands over each customer's contracts in each currency, a partition at a time (customers in no
+   * particular order; each customer and currency once). Call once, at the end.
+   */
+  forEachCustomer(take: (contracts: CustomerContracts) => void): void {
+    for (const p of this.partitions) {
+      const { ints, cents, length } = this.gather(p);
+      if (length === 0) continue;
+      // Counting sort by customer (a partition's customers are k × PARTITIONS + its index), then
+      // by currency within a customer: contracts of one customer and currency end up together.
+      let maxCustomer = 0;
+      for (let i = 0; i < length; i++) maxCustomer = Math.max(maxCustomer, ints[i * INTS]!);
+      const slots = Math.floor(maxCustomer / PARTITIONS) + 2;
+      const starts = new Int32Array(slots);
+      for (let i = 0; i < length; i++) starts[Math.floor(ints[i * INTS]! / PARTITIONS) + 1]!++;
+      for (let s = 1; s < slots; s++) starts[s]! += starts[s - 1]!;
+      const order = new Int32Array(length);
+      const next = starts.slice();
+      for (let i = 0; i < length; i++) order[next[Math.floor(ints[i * INTS]! / PARTITIONS)]!++] = i;
+      const group = { customer: 0, currency: 0, count: 0, startDays: new Int32Array(16), endDays: new Int32Array(16), cents: new Float64Array(16) };
+      for (let s = 0; s + 1 < slots; s++) {
+        const from = starts[s]!;
+        const to = starts[s + 1]!;
+        if (from === to) continue;
+        // One customer's contracts: by currency (few), each currency once.
+        const mine = Array.from(order.subarray(from, to)).sort((a, b) => ints[a * INTS + 1]! - ints[b * INTS + 1]!);
+        for (let i = 0; i < mine.length; ) {
+          const currency = ints[mine[i]! * INTS + 1]!;
+          group.customer = ints[mine[i]! * INTS]!;
+          group.currency = currency;
+          group.count = 0;
+          for (; i < mine.length && ints[mine[i]! * INTS + 1] === currency; i++) {
+            const c = mine[i]!;
+            if (group.count === group.cents.length) {
+              group.startDays = grown(group.startDays, group.count + 1);
+              group.endDays = grown(group.endDays, group.count + 1);
+              group.cents = grown(group.cents, group.count + 1);
+            }
+            group.startDays[group.count] = ints[c * INTS + 2]!;
+            group.endDays[group.count] = ints[c * INTS + 3]!;
+            group.cents[group.count++] = cents[c]!;
+          }
+          take(group);
+        }
+      }
+      p.free();
+    }
+  }
+
+  /** A partition's contracts, those spilled read back first. */
+  private gather(p: Partition): { ints: Int32Array; cents: Float64Array; length: number } {
+    if (p.runs.length === 0) return p;
+    const total = p.runs.reduce((n, r) => n + r.length, 0) + p.length;
+    const ints = new Int32Array(total * INTS);
+    const cents = new Float64Array(total);
+    let n = 0;
+    for (const run of p.runs) {
+      readSync(this.file!, new Uint8Array(ints.buffer, n * INTS * 4, run.length * INTS * 4), 0, run.length * INTS * 4, run.at);
+      readSync(this.file!, new Uint8Array(cents.buffer, n * 8, run.length * 8), 0, run.length * 8, run.at + run.length * INTS * 4);
+      n += run.length;
+    }
+    ints.set(p.ints.subarray(0, p.length * INTS), n * INTS);
+    cents.set(p.cents.subarray(0, p.length), n);
+    p.free();
+    return { ints, cents, length: total };
+  }
+
+  /** Lets go of the contracts and the file. */
+  close(): void {
+    for (const p of this.partitions) p.free();
+    if (this.file !== undefined) closeSync(this.file);
+    this.file = undefined;
+  }
+}
