@@ -1,0 +1,37 @@
+// `dsvc events list` and `dsvc listen`: the account's events, read or forwarded as they happen.
+import { type Command, Option } from 'commander';
+import { once } from 'node:events';
+import { action, EVENT_TYPES, eventTypes, UsageError, wholeNumber } from '../context.ts';
+import { listen } from '../listen.ts';
+import { table } from '../output.ts';
+
+export function eventsCommands(root: Command): void {
+  const events = root.command('events').description("the account's events, newest first (kept 30 days)");
+  events
+    .command('list')
+    .description('the latest events')
+    .addOption(new Option('--type <type>', 'only this type').choices(EVENT_TYPES))
+    .addOption(new Option('--limit <n>', 'at most this many (default 20)').argParser(wholeNumber(1, 100)).default(20))
+    .action(
+      action(async ({ service, out, opts }) => {
+        const o = opts<{ type?: (typeof EVENT_TYPES)[number]; limit: number }>();
+        const page = await service.events.list({ limit: o.limit, ...(o.type && { type: o.type as never }) });
+        out.result(page.data, (list: typeof page.data) => table(list.map((e) => ({ id: e.id, type: e.type, object: (e.data.object as { id?: string }).id, createdAt: e.createdAt }))));
+      }),
+    );
+
+  root
+    .command('listen')
+    .description('forward the account\'s events, as they happen, to a local URL, signed with a secret shown at the start (until Ctrl-C)')
+    .requiredOption('--forward-to <url>', 'where to POST each event, e.g. http://localhost:4242/webhooks')
+    .addOption(new Option('--events <types>', 'only these types, comma-separated').argParser(eventTypes))
+    .addOption(new Option('--interval <ms>', 'how often to look for new events (default 1000)').argParser(wholeNumber(100, 60_000)).default(1000))
+    .action(
+      action(async ({ service, opts }) => {
+        const o = opts<{ forwardTo: string; events?: string[]; interval: number }>();
+        if (!URL.canParse(o.forwardTo)) throw new UsageError(`--forward-to: ${o.forwardTo} is not a URL`);
+        const stopped = Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')]).then(() => undefined);
+        await listen(service, { forwardTo: o.forwardTo, events: o.events, intervalMs: o.interval, stopped, say: (line) => process.stdout.write(`${line}\n`) });
+      }),
+    );
+}
