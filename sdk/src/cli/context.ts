@@ -49,7 +49,7 @@ export function action<A extends unknown[]>(work: (run: Run, ...args: A) => Prom
   return async function (this: Command, ...received: unknown[]) {
     const globals = this.optsWithGlobals<Globals>();
     const settings = await resolveSettings(globals.baseUrl ? { baseUrl: globals.baseUrl } : {});
-    if (!settings.apiKey) throw new UsageError(`no API key: run \`dsvc config set\`, or set DATASET_SERVICE_API_KEY`);
+    if (!settings.apiKey) throw new UsageError(`no API key: run \`dsvc login\`, or set DATASET_SERVICE_API_KEY`);
     const service = new DatasetService({ apiKey: settings.apiKey, baseUrl: settings.baseUrl });
     await work({ service, out: output(Boolean(globals.json)), opts: <T>() => this.opts() as T }, ...(received.slice(0, -2) as A));
   };

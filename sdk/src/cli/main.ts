@@ -7,8 +7,8 @@
 // unknown command or option, a bad value, no API key configured); 3 not found; 4 the file was
 // rejected (row errors; nothing was written).
 import { Command, CommanderError } from 'commander';
-import { ApiError, DatasetServiceError, IngestValidationError, NotFoundError } from '../errors.ts';
-import { configCommands } from './commands/config.ts';
+import { ApiError, AuthenticationError, ConflictError, ConnectionError, DatasetServiceError, IngestValidationError, NotFoundError } from '../errors.ts';
+import { loginCommands } from './commands/login.ts';
 import { datasetsCommands } from './commands/datasets.ts';
 import { eventsCommands } from './commands/events.ts';
 import { exportCommand } from './commands/export.ts';
@@ -28,10 +28,10 @@ function program(): Command {
     .showSuggestionAfterError(true)
     .addHelpText(
       'after',
-      '\nThe API key comes from DATASET_SERVICE_API_KEY, else from `dsvc config set` (a file only you can read).\n' +
+      '\nThe API key comes from DATASET_SERVICE_API_KEY, else from `dsvc login` (a file only you can read).\n' +
         'Exit codes: 0 done, 1 failed, 2 bad usage, 3 not found, 4 the file was rejected (row errors).',
     );
-  configCommands(root);
+  loginCommands(root);
   datasetsCommands(root);
   uploadCommand(root);
   versionsCommands(root);
@@ -63,17 +63,48 @@ export async function main(argv: string[]): Promise<number> {
       return ['commander.helpDisplayed', 'commander.help', 'commander.version'].includes(error.code) ? EXIT.done : EXIT.usage;
     }
     if (error instanceof Told) return error.exitCode;
-    const code =
-      error instanceof UsageError ? EXIT.usage : error instanceof NotFoundError ? EXIT.notFound : error instanceof IngestValidationError ? EXIT.rejected : EXIT.failed;
+    const { code, message } = failure(error);
     if (json && error instanceof ApiError) process.stderr.write(`${JSON.stringify({ error: error.problem, requestId: error.requestId ?? null }, null, 2)}\n`);
-    else if (json) process.stderr.write(`${JSON.stringify({ error: { message: (error as Error).message } })}\n`);
+    else if (json) process.stderr.write(`${JSON.stringify({ error: { message } })}\n`);
     else {
       const request = error instanceof ApiError && error.requestId ? ` (request ${error.requestId})` : '';
-      const message = error instanceof DatasetServiceError || error instanceof UsageError ? error.message : `unexpected: ${(error as Error).message}`;
       process.stderr.write(`dsvc: ${message.split('\n').join(' ')}${request}\n`);
     }
     return code;
   }
+}
+
+/** A failure as its exit code and one line that names what the person can act on. */
+function failure(error: unknown): { code: number; message: string } {
+  if (error instanceof UsageError) return { code: EXIT.usage, message: error.message };
+  const file = fileProblem(error);
+  if (file) return { code: EXIT.usage, message: file };
+  if (error instanceof NotFoundError) return { code: EXIT.notFound, message: error.message };
+  if (error instanceof IngestValidationError) return { code: EXIT.rejected, message: error.message };
+  if (error instanceof ConflictError && error.existingId?.startsWith('ds_')) {
+    const id = error.existingId;
+    return { code: EXIT.failed, message: `${error.detail.replace(/\.$/, '')}: ${id}. Read it with \`dsvc datasets get ${id}\`, or choose another --external-ref.` };
+  }
+  if (error instanceof ConnectionError) {
+    return { code: EXIT.failed, message: `${error.message}. Is it running there? Another address: --base-url, DATASET_SERVICE_URL, or \`dsvc login --base-url URL\`.` };
+  }
+  if (error instanceof AuthenticationError) return { code: EXIT.failed, message: `${error.message} Log in with a valid key: \`dsvc login\`.` };
+  if (error instanceof DatasetServiceError) return { code: EXIT.failed, message: error.message };
+  return { code: EXIT.failed, message: `unexpected: ${(error as Error).message}` };
+}
+
+const FILE_PROBLEMS: Record<string, string> = {
+  ENOENT: 'no such file or directory',
+  ENOTDIR: 'a part of the path is not a directory',
+  EISDIR: 'is a directory',
+  EACCES: 'permission denied',
+  EPERM: 'not permitted',
+};
+
+/** A file that cannot be read or written (a path the person gave): bad usage, named. */
+function fileProblem(error: unknown): string | undefined {
+  const { code, path } = error as NodeJS.ErrnoException;
+  return code && path && FILE_PROBLEMS[code] ? `${path}: ${FILE_PROBLEMS[code]}` : undefined;
 }
 
 // A reader that stopped early (`dsvc events list | head -1`) is not a failure: stop quietly.
