@@ -1,6 +1,7 @@
-// `dsvc datasets list|create|get|delete`.
+// `dsvc datasets list|create|get|delete`. Each create or delete is its own operation: the SDK
+// makes its Idempotency-Key for this run and reuses it only for its own retries, so a create after
+// a delete creates, and a second create of an externalRef is the API's 409 naming the dataset.
 import { type Command, Option } from 'commander';
-import { ConflictError } from '../../errors.ts';
 import type { Dataset } from '../../types.ts';
 import { action, findDataset, UsageError, wholeNumber } from '../context.ts';
 import { table } from '../output.ts';
@@ -29,17 +30,12 @@ export function datasetsCommands(root: Command): void {
     .description('create a dataset')
     .requiredOption('--external-ref <ref>', 'your reference for it (unique in the account and mode)')
     .requiredOption('--name <name>', 'its name')
-    .option('--idempotency-key <key>', 'the operation\'s key (default: derived from --external-ref)')
+    .option('--idempotency-key <key>', 'the operation\'s key, to repeat it safely from a script (default: a new one for each run)')
     .action(
       action(async ({ service, out, opts }) => {
         const o = opts<{ externalRef: string; name: string; idempotencyKey?: string }>();
-        const created = await service.datasets
-          .create({ externalRef: o.externalRef, name: o.name }, { idempotencyKey: o.idempotencyKey ?? `dsvc-create-${o.externalRef}` })
-          .catch(async (error: unknown) => {
-            if (error instanceof ConflictError && error.existingId) out.note(`A dataset with externalRef ${o.externalRef} exists: ${error.existingId}`);
-            throw error;
-          });
-        out.result(created);
+        // A taken externalRef is a ConflictError naming the existing dataset (main.ts says so).
+        out.result(await service.datasets.create({ externalRef: o.externalRef, name: o.name }, { ...(o.idempotencyKey && { idempotencyKey: o.idempotencyKey }) }));
       }),
     );
   datasets
@@ -56,7 +52,7 @@ export function datasetsCommands(root: Command): void {
       action(async ({ service, out, opts }, ref: string) => {
         if (!opts<{ yes?: boolean }>().yes) throw new UsageError('deleting cannot be undone: add --yes');
         const dataset = await findDataset(service, ref);
-        out.result(await service.datasets.delete(dataset.id, { idempotencyKey: `dsvc-delete-${dataset.id}` }));
+        out.result(await service.datasets.delete(dataset.id));
       }),
     );
 }
