@@ -406,6 +406,26 @@ describe('dsvc command line', () => {
     expect(missing.code).to.equal(3);
   });
 
+
+  it('when `dsvc trigger EVENT` runs with a test key, then it creates what makes that event happen and names the event; a live key is refused and nothing is made', async () => {
+    for (const type of ['dataset.created', 'dataset.deleted', 'version.active', 'version.failed', 'version.superseded', 'export.ready']) {
+      const triggered = await run(['trigger', type, '--json']);
+      expect(triggered.code, `${type}: ${triggered.stderr}`).to.equal(0);
+      const { event } = JSON.parse(triggered.stdout);
+      expect(event, type).to.include({ object: 'event', type, mode: 'test' });
+      expect(JSON.parse((await run(['events', 'get', event.id, '--json'])).stdout)).to.deep.equal(event);
+    }
+    const told = await run(['trigger', 'version.active']);
+    expect(told.code, told.stderr).to.equal(0);
+    expect(told.stdout).to.match(/^Triggered version\.active \(test mode\):\n {2}created dataset ds_\w+ \(dsvc-trigger-\w+\)\n {2}uploaded a file of 1 row: version ver_\w+ is active\nEvent evt_\w+: dsvc events get evt_\w+\n$/);
+
+    const live = (await svc.tenant('live')).key;
+    const refused = await run(['trigger', 'dataset.created'], '', { DATASET_SERVICE_API_KEY: live });
+    expect(refused.code).to.equal(2);
+    expect(refused.stderr).to.include('test mode only');
+    expect(JSON.parse((await run(['datasets', 'list', '--json'], '', { DATASET_SERVICE_API_KEY: live })).stdout)).to.deep.equal([]);
+    expect((await run(['trigger', 'export.failed'])).code).to.equal(2);
+  });
 });
 
 /**

@@ -3,7 +3,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { DatasetService } from '../client.ts';
 import type { Dataset } from '../types.ts';
-import { resolveSettings } from './config.ts';
+import { keyMode, resolveSettings } from './config.ts';
 import { output, type Output } from './output.ts';
 
 export const EXIT = { done: 0, failed: 1, usage: 2, notFound: 3, rejected: 4 } as const;
@@ -41,8 +41,8 @@ export const eventTypes = (value: string) => {
 // ---- running a command -----------------------------------------------------------------------
 
 export type Globals = { baseUrl?: string; json?: boolean };
-/** What a command runs with: the client, its output, and its own options (as commander parsed them). */
-export type Run = { service: DatasetService; out: Output; opts: <T>() => T };
+/** What a command runs with: the client, the key's mode, its output, and its own options (as commander parsed them). */
+export type Run = { service: DatasetService; mode: 'test' | 'live' | undefined; out: Output; opts: <T>() => T };
 
 /** A command that talks to the service: the client from the configured key, and its output. */
 export function action<A extends unknown[]>(work: (run: Run, ...args: A) => Promise<void>) {
@@ -51,7 +51,8 @@ export function action<A extends unknown[]>(work: (run: Run, ...args: A) => Prom
     const settings = await resolveSettings(globals.baseUrl ? { baseUrl: globals.baseUrl } : {});
     if (!settings.apiKey) throw new UsageError(`no API key: run \`dsvc login\`, or set DATASET_SERVICE_API_KEY`);
     const service = new DatasetService({ apiKey: settings.apiKey, baseUrl: settings.baseUrl });
-    await work({ service, out: output(Boolean(globals.json)), opts: <T>() => this.opts() as T }, ...(received.slice(0, -2) as A));
+    const run = { service, mode: keyMode(settings.apiKey), out: output(Boolean(globals.json)), opts: <T>() => this.opts() as T };
+    await work(run, ...(received.slice(0, -2) as A));
   };
 }
 

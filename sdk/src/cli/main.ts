@@ -12,6 +12,7 @@ import { loginCommands } from './commands/login.ts';
 import { datasetsCommands } from './commands/datasets.ts';
 import { eventsCommands } from './commands/events.ts';
 import { exportCommand } from './commands/export.ts';
+import { triggerCommand } from './commands/trigger.ts';
 import { metricsCommands } from './commands/metrics.ts';
 import { uploadCommand } from './commands/upload.ts';
 import { versionsCommands } from './commands/versions.ts';
@@ -38,6 +39,7 @@ function program(): Command {
   metricsCommands(root);
   exportCommand(root);
   eventsCommands(root);
+  triggerCommand(root);
 
   // Every command: commander's own refusals become exit 2, never an exit from inside the parser.
   const quiet = (command: Command) => {

@@ -4,17 +4,17 @@
 // from (never the key) and the service.
 import type { Command } from 'commander';
 import { DatasetService } from '../../client.ts';
-import { configPath, keyLabel, readSettings, resolveSettings, writeSettings } from '../config.ts';
+import { configPath, keyLabel, keyMode, readSettings, resolveSettings, writeSettings } from '../config.ts';
 import { type Globals, UsageError } from '../context.ts';
 import { output } from '../output.ts';
 import { readSecret } from '../prompt.ts';
 
-/** The mode a credential acts in, from its prefix (the service tells them apart the same way). */
+/** The key's mode, or why it cannot be one. */
 function modeOf(key: string): 'test' | 'live' {
   if (key.startsWith('svc_oauth_rt_')) throw new UsageError('that is a refresh token: exchange it at /oauth/token for an access token (svc_oauth_…), or use an API key');
-  if (key.startsWith('svc_test_')) return 'test';
-  if (key.startsWith('svc_live_') || key.startsWith('svc_oauth_')) return 'live';
-  throw new UsageError('that is not an API key: it starts with svc_test_, svc_live_ or svc_oauth_');
+  const mode = keyMode(key);
+  if (!mode) throw new UsageError('that is not an API key: it starts with svc_test_, svc_live_ or svc_oauth_');
+  return mode;
 }
 
 const MODES = {
