@@ -1,13 +1,17 @@
-// dsvc, the SDK's command line, against the real service: a key kept once (0600), datasets, an
-// upload watched in a pseudo-terminal (util-linux `script`) as a person sees its progress bars, row
-// errors as a table and the rejected rows saved, metrics, catalog, export, and `listen` forwarding
-// events to a local receiver; with its exit codes. The upload's screen is kept in
-// test/artifacts/cli/upload.txt.
+// dsvc, the SDK's command line, against the real service: `login` (typed without echo in a
+// pseudo-terminal, or piped; checked, kept 0600, never when refused), datasets (each run its own
+// operation), an upload watched in a pseudo-terminal (util-linux `script`) as a person sees its
+// progress bars, its warnings, row errors as a table with how to mend the whole file, metrics,
+// catalog, export, events, and `listen` forwarding events to a local receiver; with its exit
+// codes. The upload's screen is kept in test/artifacts/cli/upload.txt.
 import { expect } from 'chai';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../shared/platform/embeddedPostgres.ts';
 import { projectRoot } from '../shared/platform/paths.ts';
 import { CONTRACT_HEADER, contractsCsv } from './support/contracts.ts';
 import { eventually } from './support/eventually.ts';
@@ -29,14 +33,38 @@ describe('dsvc command line', () => {
     env = { DSVC_CONFIG: join(dir, 'config', 'config.json'), DATASET_SERVICE_URL: svc.url, DATASET_SERVICE_API_KEY: '' };
   });
 
-  /** Runs dsvc with pipes (as a script would); `input` goes to its standard input. */
-  const run = (args: string[], input?: string): Promise<Outcome> =>
+  /** Runs dsvc with pipes (as a script would); `input` goes to its standard input; `extraEnv` over the run's. */
+  const run = (args: string[], input?: string, extraEnv: Record<string, string> = {}): Promise<Outcome> =>
     new Promise((resolve) => {
-      const child = execFile(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, cwd: dir }, (error, stdout, stderr) =>
+      const child = execFile(process.execPath, [CLI, ...args], { env: { ...process.env, ...env, ...extraEnv }, cwd: dir }, (error, stdout, stderr) =>
         resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
       );
       child.stdin!.end(input ?? '');
     });
+
+  /**
+   * Runs dsvc in a pseudo-terminal and, once `prompt` is on the screen, types `typed` and Enter, as
+   * a person would: what the screen showed and the exit code.
+   */
+  const typingInTerminal = (args: string[], prompt: RegExp, typed: string, extraEnv: Record<string, string> = {}): Promise<{ code: number; screen: string }> => {
+    const quoted = [process.execPath, CLI, ...args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ');
+    return new Promise((resolve) => {
+      const child = spawn('script', ['--quiet', '--return', '--command', quoted, '/dev/null'], { cwd: dir, env: { ...process.env, ...env, ...extraEnv, COLUMNS: '100' } });
+      let screen = '';
+      let typedYet = false;
+      child.stdout.on('data', (chunk: Buffer) => {
+        screen += chunk.toString();
+        if (!typedYet && prompt.test(screen)) {
+          typedYet = true;
+          child.stdin.write(`${typed}\r`);
+        }
+      });
+      child.on('close', (code) => {
+        child.stdin.end();
+        resolve({ code: code ?? 1, screen: screen.replaceAll('\r\n', '\n') });
+      });
+    });
+  };
 
   /** Runs dsvc in a pseudo-terminal: what the screen showed (stdout and stderr together) and the exit code. */
   const inTerminal = (args: string[]): Promise<{ code: number; screen: string }> => {
@@ -51,7 +79,7 @@ describe('dsvc command line', () => {
   it('when no key is configured, then it says how to configure one, exit 2; `config set` keeps it in a file only its owner reads', async () => {
     const none = await run(['datasets', 'list']);
     expect(none.code).to.equal(2);
-    expect(none.stderr).to.include('dsvc config set');
+    expect(none.stderr).to.include('dsvc login');
     const set = await run(['config', 'set'], `${key}\n`);
     expect(set.code, set.stderr).to.equal(0);
     const file = await stat(env['DSVC_CONFIG']!);
@@ -67,10 +95,7 @@ describe('dsvc command line', () => {
     const created = await run(['datasets', 'create', '--external-ref', 'cli-crm', '--name', 'CLI CRM']);
     expect(created.code, created.stderr).to.equal(0);
     expect(created.stdout).to.match(/^id\s+ds_\w+\n/m).and.match(/externalRef\s+cli-crm/);
-    // The same command again is the same operation (its key comes from the externalRef).
-    const again = await run(['datasets', 'create', '--external-ref', 'cli-crm', '--name', 'CLI CRM', '--json']);
-    expect(again.code).to.equal(0);
-    const dataset = JSON.parse(again.stdout);
+    const dataset = JSON.parse((await run(['datasets', 'get', 'cli-crm', '--json'])).stdout);
     expect(created.stdout).to.include(dataset.id);
     const listed = await run(['datasets', 'list']);
     expect(listed.stdout.split('\n')[0]).to.match(/^id\s+externalRef\s+name\s+activeVersionId\s+createdAt$/);
@@ -117,21 +142,42 @@ describe('dsvc command line', () => {
     expect((await readFile(path, 'utf8')).trim().split('\n')).to.have.length(200_000);
   });
 
-  it('when rows are rejected, then they are a table, the rejected rows are saved with --errors-csv, and exit 4', async () => {
-    await run(['datasets', 'create', '--external-ref', 'cli-bad', '--name', 'Bad']);
+  it('when rows are rejected, then they are a table with where every error and the rejected rows are, and it says to fix the whole file and upload it whole; exit 4', async () => {
+    const dataset = JSON.parse((await run(['datasets', 'create', '--external-ref', 'cli-bad', '--name', 'Bad', '--json'])).stdout);
     const file = join(dir, 'bad.csv');
     await writeFile(file, contractsCsv(1000, { badEvery: 4 }));
     const saved = join(dir, 'rejected.csv');
     const rejected = await run(['upload', file, '--dataset', 'cli-bad', '--errors-csv', saved]);
     expect(rejected.code).to.equal(4);
     expect(rejected.stdout).to.match(/^The file was rejected: 250 row errors; nothing was written \(version ver_\w+\)\.\n\nrow\s+field\s+code\s+message\n5\s+amount\s+not_a_number\s+/);
-    expect(rejected.stdout).to.include('… and 150 more: dsvc versions errors');
-    expect(rejected.stdout).to.include(`The rejected rows are in ${saved}`);
+    const versionId = /version (ver_\w+)/.exec(rejected.stdout)![1]!;
+    expect(rejected.stdout).to.include('… and 150 more.\n');
+    expect(rejected.stdout).to.include(`Every error:       dsvc versions errors ${dataset.id} ${versionId} --all\n`);
+    expect(rejected.stdout).to.include(`The rejected rows: saved in ${saved} (with their row numbers and problems), to find them in your file.\n`);
+    expect(rejected.stdout).to.include(`Fix these rows in ${file} itself and upload the whole file again: a version replaces all of the dataset's data,\nit does not add to it`);
+    expect(rejected.stdout).not.to.include('fix them and upload again');
     const rows = (await readFile(saved, 'utf8')).trim().split('\n');
     expect(rows).to.have.length(251);
-    const versionId = /version (ver_\w+)/.exec(rejected.stdout)![1]!;
     const all = await run(['versions', 'errors', 'cli-bad', versionId, '--all', '--json']);
     expect(JSON.parse(all.stdout)).to.have.length(250);
+
+    // Without --errors-csv, it names the command that fetches them later; that command does.
+    const again = await run(['upload', file, '--dataset', 'cli-bad']);
+    expect(again.code).to.equal(4);
+    const againId = /version (ver_\w+)/.exec(again.stdout)![1]!;
+    const hint = `dsvc versions errors ${dataset.id} ${againId} --csv rejected.csv`;
+    expect(again.stdout).to.include(`The rejected rows: ${hint}\n`);
+    const later = await run([...hint.split(' ').slice(1, -1), join(dir, 'later.csv')]);
+    expect(later.code, later.stderr).to.equal(0);
+    expect((await readFile(join(dir, 'later.csv'), 'utf8')).trim().split('\n')).to.have.length(251);
+
+    // The rejected rows uploaded on their own would replace the dataset with them: refused, nothing sent.
+    const versionsBefore = JSON.parse((await run(['versions', 'list', 'cli-bad', '--json'])).stdout).length;
+    const wrongFile = await run(['upload', saved, '--dataset', 'cli-bad']);
+    expect(wrongFile.code).to.equal(2);
+    expect(wrongFile.stderr).to.include(`${saved} holds rejected rows only`).and.include('fix those rows in your whole file and upload that');
+    expect(JSON.parse((await run(['versions', 'list', 'cli-bad', '--json'])).stdout)).to.have.length(versionsBefore);
+
     const json = await run(['upload', file, '--dataset', 'cli-bad', '--json']);
     expect(json.code).to.equal(4);
     expect(JSON.parse(json.stderr)).to.include({ status: 422, errorCount: 250 });
@@ -210,4 +256,234 @@ describe('dsvc command line', () => {
     }
     expect(CONTRACT_HEADER).to.match(/^contractId/);
   });
+
+  it('when `dsvc login` runs in a terminal, then the key typed is never shown, it is checked, its mode is said, and it is kept for its owner only; `config set` is the same', async () => {
+    const config = join(dir, 'login-terminal', 'config.json');
+    const shown = await typingInTerminal(['login'], /API key.*: $/, key, { DSVC_CONFIG: config });
+    expect(shown.code, shown.screen).to.equal(0);
+    expect(shown.screen).not.to.include(key).and.not.include(key.slice(12));
+    expect(shown.screen).to.include(`Logged in to ${svc.url} with ${key.slice(0, 12)}…, in test mode`);
+    expect(shown.screen).to.include(`Kept in ${config} (readable by you only).`);
+    expect(JSON.parse(await readFile(config, 'utf8'))).to.deep.equal({ apiKey: key, baseUrl: svc.url });
+    expect((await stat(config)).mode & 0o777).to.equal(0o600);
+
+    const other = (await svc.tenant()).key;
+    const alias = await typingInTerminal(['config', 'set'], /API key.*: $/, other, { DSVC_CONFIG: config });
+    expect(alias.code, alias.screen).to.equal(0);
+    expect(alias.screen).not.to.include(other.slice(12));
+    expect(JSON.parse(await readFile(config, 'utf8'))).to.include({ apiKey: other });
+  });
+
+  it('when a key is piped to `dsvc login`, then one the service refuses or that cannot be checked is not kept, and a live key is said to be live; the environment wins over what is kept', async () => {
+    const config = join(dir, 'login-piped', 'config.json');
+    const unknown = `svc_test_${'A'.repeat(43)}`;
+    for (const command of [['login'], ['config', 'set']]) {
+      const refused = await run(command, `${unknown}\n`, { DSVC_CONFIG: config });
+      expect(refused.code, refused.stderr).to.equal(1);
+      expect(refused.stderr).to.include('Nothing was kept.').and.include('Unauthorized');
+      expect(await stat(config).catch(() => 'absent')).to.equal('absent');
+    }
+    const port = await freePort();
+    const away = await run(['login'], `${key}\n`, { DSVC_CONFIG: config, DATASET_SERVICE_URL: `http://127.0.0.1:${port}` });
+    expect(away.code).to.equal(1);
+    expect(away.stderr).to.include(`cannot reach the service at http://127.0.0.1:${port}`);
+    expect(await stat(config).catch(() => 'absent')).to.equal('absent');
+
+    const live = (await svc.tenant('live')).key;
+    const loggedIn = await run(['login'], `${live}\n`, { DSVC_CONFIG: config });
+    expect(loggedIn.code, loggedIn.stderr).to.equal(0);
+    expect(loggedIn.stdout).to.include(`with ${live.slice(0, 12)}…, in live mode`);
+    expect(JSON.parse((await run(['login', '--json'], `${live}\n`, { DSVC_CONFIG: config })).stdout)).to.include({ mode: 'live', baseUrl: svc.url });
+    // A refused key later leaves the kept one as it was.
+    await run(['login'], `${unknown}\n`, { DSVC_CONFIG: config });
+    expect(JSON.parse(await readFile(config, 'utf8'))).to.include({ apiKey: live });
+
+    const overridden = JSON.parse((await run(['config', 'show', '--json'], '', { DSVC_CONFIG: config, DATASET_SERVICE_API_KEY: key, DATASET_SERVICE_URL: 'http://127.0.0.1:1' })).stdout);
+    expect(overridden).to.include({ keyFrom: 'environment', key: `${key.slice(0, 12)}…`, baseUrl: 'http://127.0.0.1:1' });
+  });
+
+  it('when a dataset is deleted and its externalRef created again, then a new dataset is made; creating one that exists names it (exit 1); a dropped answer is retried with the run\'s own key', async () => {
+    const first = JSON.parse((await run(['datasets', 'create', '--external-ref', 'tmp-x', '--name', 'Tmp', '--json'])).stdout);
+    expect((await run(['datasets', 'delete', 'tmp-x', '--yes'])).code).to.equal(0);
+    const second = await run(['datasets', 'create', '--external-ref', 'tmp-x', '--name', 'Tmp', '--json']);
+    expect(second.code, second.stderr).to.equal(0);
+    const created = JSON.parse(second.stdout);
+    expect(created.id).not.to.equal(first.id);
+    expect(JSON.parse((await run(['datasets', 'get', 'tmp-x', '--json'])).stdout).id).to.equal(created.id);
+
+    for (const name of ['Tmp', 'Another name']) {
+      const taken = await run(['datasets', 'create', '--external-ref', 'tmp-x', '--name', name]);
+      expect(taken.code).to.equal(1);
+      expect(taken.stdout).to.equal('');
+      expect(taken.stderr).to.match(new RegExp(`^dsvc: A dataset with externalRef "tmp-x" already exists: ${created.id}\\. Read it with \`dsvc datasets get ${created.id}\``));
+      expect(taken.stderr).not.to.match(/idempotency/i);
+    }
+    const json = await run(['datasets', 'create', '--external-ref', 'tmp-x', '--name', 'Tmp', '--json']);
+    expect(JSON.parse(json.stderr).error).to.include({ status: 409, existingId: created.id });
+
+    // Its own retry: the answer to the first attempt is lost, the retry carries the same key and gets it.
+    const proxy = await new ChangingProxy(svc.url).start();
+    try {
+      proxy.dropAnswer = (method, path) => method === 'POST' && path === '/v1/datasets';
+      const retried = await run(['datasets', 'create', '--external-ref', 'tmp-retried', '--name', 'Retried', '--json'], '', { DATASET_SERVICE_URL: proxy.url });
+      expect(retried.code, retried.stderr).to.equal(0);
+      const posts = proxy.seen.filter((s) => s.method === 'POST');
+      expect(posts).to.have.length(2);
+      expect(posts[0]!.key).to.be.a('string').and.equal(posts[1]!.key);
+      const again = await run(['datasets', 'create', '--external-ref', 'tmp-other', '--name', 'Other'], '', { DATASET_SERVICE_URL: proxy.url });
+      expect(again.code).to.equal(0);
+      expect(proxy.seen.filter((s) => s.method === 'POST')[2]!.key, 'another run, another key').not.to.equal(posts[0]!.key);
+    } finally {
+      await proxy.stop();
+    }
+  });
+
+  it('when the file is missing or not a file, then exit 2 naming it; when the service cannot be reached, exit 1 naming its address', async () => {
+    const missing = await run(['upload', 'nope.csv', '--dataset', 'cli-crm']);
+    expect(missing.code).to.equal(2);
+    expect(missing.stderr).to.equal('dsvc: nope.csv: no such file\n');
+    const folder = await run(['upload', dir, '--dataset', 'cli-crm']);
+    expect(folder.code).to.equal(2);
+    expect(folder.stderr).to.equal(`dsvc: ${dir} is not a file\n`);
+    const port = await freePort();
+    const away = await run(['datasets', 'list'], '', { DATASET_SERVICE_URL: `http://127.0.0.1:${port}` });
+    expect(away.code).to.equal(1);
+    expect(away.stderr).to.match(new RegExp(`^dsvc: cannot reach the service at http://127\\.0\\.0\\.1:${port} \\(ECONNREFUSED\\)\\. Is it running there\\?`));
+    expect(away.stderr).to.include('--base-url');
+  });
+
+  it('when no row of a file contributes, then the upload says so, and that the catalog shows what each column filled', async () => {
+    await run(['datasets', 'create', '--external-ref', 'cli-columns', '--name', 'Columns']);
+    const file = join(dir, 'columns.csv');
+    await writeFile(file, 'customer,start,end,price,cur\nAcme,2024-01-01,2024-12-31,1200,EUR\nBeta,2024-02-01,2025-01-31,2400,EUR\n');
+    const uploaded = await run(['upload', file, '--dataset', 'cli-columns']);
+    expect(uploaded.code, uploaded.stderr).to.equal(0);
+    expect(uploaded.stdout).to.match(/^Version ver_\w+ is active: 2 rows \(0 contributing\)\.\nWarning: /);
+    expect(uploaded.stdout).to.match(/The fields each column filled: dsvc catalog ds_\w+\n$/);
+  });
+
+  it('when the service sends a version\'s warnings and columns, then the upload prints each warning with its code and field, and the ignored columns', async () => {
+    const proxy = await new ChangingProxy(svc.url).start();
+    proxy.change = (body) =>
+      body['object'] === 'version' && body['status'] === 'active'
+        ? {
+            ...body,
+            columns: { recognized: ['customer'], ignored: ['start', 'end', 'price', 'cur'], missing: ['contractId', 'product', 'startDate', 'endDate', 'amount', 'currency'] },
+            warnings: [
+              { code: 'column_missing', field: 'startDate', message: 'The header has no startDate column.' },
+              { code: 'no_contributing_rows', message: 'Rows were stored but none contributes to the metrics.' },
+            ],
+          }
+        : body;
+    try {
+      const file = join(dir, 'columns.csv');
+      const uploaded = await run(['upload', file, '--dataset', 'cli-columns'], '', { DATASET_SERVICE_URL: proxy.url });
+      expect(uploaded.code, uploaded.stderr).to.equal(0);
+      expect(uploaded.stdout).to.match(
+        /^Version ver_\w+ is active: 2 rows \(0 contributing\)\.\nWarning: The header has no startDate column\. \(column_missing, startDate\)\nWarning: Rows were stored but none contributes to the metrics\. \(no_contributing_rows\)\nColumns ignored: start, end, price, cur\n/,
+      );
+      const json = JSON.parse((await run(['upload', file, '--dataset', 'cli-columns', '--json'], '', { DATASET_SERVICE_URL: proxy.url })).stdout);
+      expect(json.warnings).to.have.length(2);
+    } finally {
+      await proxy.stop();
+    }
+  });
+
+  it('when events are listed or one is read, then `dsvc events` lists them (--type, --limit), `events get` shows one with its object, and an unknown one is exit 3', async () => {
+    const listed = await run(['events']);
+    expect(listed.code, listed.stderr).to.equal(0);
+    expect(listed.stdout.split('\n')[0]).to.match(/^id\s+type\s+object\s+createdAt$/);
+    expect(listed.stdout).to.match(/evt_\w+\s+dataset\.created\s+ds_\w+/);
+    const deleted = JSON.parse((await run(['events', 'list', '--type', 'dataset.deleted', '--limit', '1', '--json'])).stdout);
+    expect(deleted).to.have.length(1);
+    expect(deleted[0]).to.include({ object: 'event', type: 'dataset.deleted' });
+    const shown = await run(['events', 'get', deleted[0].id]);
+    expect(shown.code, shown.stderr).to.equal(0);
+    expect(shown.stdout).to.match(new RegExp(`^id\\s+${deleted[0].id}\\ntype\\s+dataset\\.deleted\\nmode\\s+test\\ncreatedAt\\s+\\S+\\n\\ndata\\.object:\\nid\\s+${deleted[0].data.object.id}\\n`));
+    expect(shown.stdout).to.match(new RegExp(`^externalRef\\s+${deleted[0].data.object.externalRef}$`, 'm'));
+    expect(JSON.parse((await run(['events', 'get', deleted[0].id, '--json'])).stdout)).to.deep.equal(deleted[0]);
+    const missing = await run(['events', 'get', 'evt_nope']);
+    expect(missing.code).to.equal(3);
+  });
+
+
+  it('when `dsvc trigger EVENT` runs with a test key, then it creates what makes that event happen and names the event; a live key is refused and nothing is made', async () => {
+    for (const type of ['dataset.created', 'dataset.deleted', 'version.active', 'version.failed', 'version.superseded', 'export.ready']) {
+      const triggered = await run(['trigger', type, '--json']);
+      expect(triggered.code, `${type}: ${triggered.stderr}`).to.equal(0);
+      const { event } = JSON.parse(triggered.stdout);
+      expect(event, type).to.include({ object: 'event', type, mode: 'test' });
+      expect(JSON.parse((await run(['events', 'get', event.id, '--json'])).stdout)).to.deep.equal(event);
+    }
+    const told = await run(['trigger', 'version.active']);
+    expect(told.code, told.stderr).to.equal(0);
+    expect(told.stdout).to.match(/^Triggered version\.active \(test mode\):\n {2}created dataset ds_\w+ \(dsvc-trigger-\w+\)\n {2}uploaded a file of 1 row: version ver_\w+ is active\nEvent evt_\w+: dsvc events get evt_\w+\n$/);
+
+    const live = (await svc.tenant('live')).key;
+    const refused = await run(['trigger', 'dataset.created'], '', { DATASET_SERVICE_API_KEY: live });
+    expect(refused.code).to.equal(2);
+    expect(refused.stderr).to.include('test mode only');
+    expect(JSON.parse((await run(['datasets', 'list', '--json'], '', { DATASET_SERVICE_API_KEY: live })).stdout)).to.deep.equal([]);
+    expect((await run(['trigger', 'export.failed'])).code).to.equal(2);
+  });
 });
+
+/**
+ * A proxy before the service that changes what it answers: `change` rewrites JSON answers (what a
+ * newer service would send), `dropAnswer` lets the first matching request reach the service and
+ * then cuts the connection before its answer (a lost answer). `seen` keeps each request's key.
+ */
+class ChangingProxy {
+  change: ((body: Record<string, unknown>) => Record<string, unknown>) | undefined;
+  dropAnswer: ((method: string, path: string) => boolean) | undefined;
+  readonly seen: { method: string; path: string; key: string | undefined }[] = [];
+  private readonly target: URL;
+  private readonly server: Server;
+
+  constructor(target: string) {
+    this.target = new URL(target);
+    this.server = createServer((req, res) => {
+      this.seen.push({ method: req.method!, path: req.url!, key: req.headers['idempotency-key'] as string | undefined });
+      const drop = this.dropAnswer?.(req.method!, req.url!) ?? false;
+      if (drop) this.dropAnswer = undefined;
+      const upstream = httpRequest({ host: this.target.hostname, port: this.target.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+        if (drop) {
+          answer.resume();
+          answer.on('end', () => res.socket?.destroy());
+          return;
+        }
+        const json = /json/.test(answer.headers['content-type'] ?? '');
+        if (!this.change || !json) {
+          res.writeHead(answer.statusCode!, answer.headers);
+          answer.pipe(res);
+          return;
+        }
+        let text = '';
+        answer.setEncoding('utf8');
+        answer.on('data', (chunk: string) => (text += chunk));
+        answer.on('end', () => {
+          const body = JSON.stringify(this.change!(JSON.parse(text) as Record<string, unknown>));
+          const headers = { ...answer.headers, 'content-length': String(Buffer.byteLength(body)) };
+          delete headers['transfer-encoding'];
+          res.writeHead(answer.statusCode!, headers).end(body);
+        });
+      });
+      req.pipe(upstream);
+    });
+  }
+
+  async start(): Promise<this> {
+    this.server.listen(0, '127.0.0.1');
+    await new Promise((resolve) => this.server.once('listening', resolve));
+    return this;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
+}

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The dsvc command: the CLI built into dist/ (npm run build). In this repository before a build,
+// The dsvc command: the CLI built into dist/ (npm run build; npm pack builds it first). In this repository before a build,
 // its TypeScript source, which Node.js 22.18 and newer runs as it is.
 try {
   await import('../dist/cli/main.js');

@@ -77,7 +77,7 @@ export class Transport {
       try {
         response = await this.attempt(spec, idempotencyKey);
       } catch (error) {
-        const failure = asConnectionFailure(error);
+        const failure = asConnectionFailure(error, this.baseUrl);
         if (!canRetry) throw failure;
         await sleep(backoff(attempt));
         continue;
@@ -119,13 +119,14 @@ export class Transport {
   }
 }
 
-function asConnectionFailure(error: unknown): ConnectionError {
+/** A failure before any answer, named by the service's address (what a person checks first). */
+function asConnectionFailure(error: unknown, baseUrl: string): ConnectionError {
   if (error instanceof DOMException && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
-    return new TimeoutError('no answer from the service in time', { cause: error });
+    return new TimeoutError(`no answer from the service at ${baseUrl} in time`, { cause: error });
   }
   if (error instanceof TypeError) {
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    return new ConnectionError(`could not reach the service: ${cause?.code ?? cause?.message ?? error.message}`, { cause: error });
+    return new ConnectionError(`cannot reach the service at ${baseUrl} (${cause?.code ?? cause?.message ?? error.message})`, { cause: error });
   }
   throw error;
 }

@@ -45,3 +45,11 @@ export async function resolveSettings(flags: { baseUrl?: string }, env: NodeJS.P
 export function keyLabel(key: string): string {
   return `${key.slice(0, 12)}…`;
 }
+
+/** The mode a credential acts in, from its prefix (as the service tells them apart); undefined for what is not one. */
+export function keyMode(key: string): 'test' | 'live' | undefined {
+  if (key.startsWith('svc_test_')) return 'test';
+  if (key.startsWith('svc_oauth_rt_')) return undefined;
+  if (key.startsWith('svc_live_') || key.startsWith('svc_oauth_')) return 'live';
+  return undefined;
+}
