@@ -97,7 +97,7 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
   // whatever the rows hold.
   const threads = new BuildThreads({ config, databaseUrl }, log, options.onBuilt);
   const box = new SecretBox(config.webhookSecretsKey, pool);
-  const poster = new WebhookPoster({ timeoutMs: config.webhookTimeoutMs, maxSockets: config.webhookConcurrency });
+  const poster = new WebhookPoster({ timeoutMs: config.webhookTimeoutMs, maxSockets: config.webhookConcurrency, developmentInstance: config.developmentInstance });
   const relay = new EventRelay(pool, boss, databaseUrl, log);
   try {
     await migrate(pool);

@@ -1,6 +1,7 @@
 // The one place that reads the environment. Parsed once at start with zod and handed to whatever
 // needs it; a bad value stops the process with the variable's name.
 import { z } from 'zod';
+import { isLoopbackHost } from './addresses.ts';
 
 const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -59,6 +60,11 @@ export type Config = {
   databaseUrl: string | undefined;
   port: number;
   baseUrl: string;
+  /**
+   * A development instance: BASE_URL is a loopback address (as `npm start` runs). Test-mode
+   * webhooks may go to any address; /metrics may stay open without a warning.
+   */
+  developmentInstance: boolean;
   errorsBase: string;
   logLevel: (typeof logLevels)[number];
   dataDir: string;
@@ -126,6 +132,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseUrl: e.DATABASE_URL,
     port: e.PORT,
     baseUrl,
+    developmentInstance: isLoopbackHost(new URL(baseUrl).hostname),
     errorsBase: trimSlash(e.ERRORS_BASE ?? `${baseUrl}/problems`),
     logLevel: e.LOG_LEVEL,
     dataDir: e.DATA_DIR,

@@ -36,7 +36,7 @@ export default defineOperation({
     },
   },
   async handle({ res, deps, body }) {
-    const { endpoint, secret } = await createEndpoint(deps.pool, deps.secrets, tenantOf(res), body);
+    const { endpoint, secret } = await createEndpoint(deps.pool, deps.secrets, tenantOf(res), body, deps.config);
     const answer = { ...endpoint, secret };
     const sealed = (await deps.secrets.seal(secret)).toString('base64');
     keepAnswerWithout(res, Buffer.from(JSON.stringify({ ...answer, secret: null })), { endpointSecret: { sealed } });
