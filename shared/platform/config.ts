@@ -42,6 +42,7 @@ const EnvSchema = z.object({
     .regex(/^\d+(\.\d+)?(,\d+(\.\d+)?)*$/, 'seconds, comma-separated')
     .default('5,300,1800,7200,18000,36000,36000'),
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(500).default(50),
+  WEBHOOK_ACCOUNT_CONCURRENCY: z.coerce.number().int().min(1).max(500).default(10),
   VERSION_RETENTION_DAYS: z.coerce.number().min(0).max(36_500).default(30),
   PURGE_BATCH_ROWS: z.coerce.number().int().min(100).max(1_000_000).default(20_000),
 });
@@ -107,6 +108,11 @@ export type Config = {
   webhookRetryDelaysSeconds: number[];
   /** Deliveries each worker sends at once. */
   webhookConcurrency: number;
+  /**
+   * Deliveries of one account sent at once, across every worker: one account's slow or dead
+   * endpoints hold at most this many slots (shared/domain/webhookDeliveries.ts).
+   */
+  webhookAccountConcurrency: number;
   /** Days a superseded version's rows are kept before they are purged. */
   versionRetentionDays: number;
   /** Rows deleted per statement by a purge. */
@@ -165,6 +171,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
     webhookRetryDelaysSeconds: e.WEBHOOK_RETRY_DELAYS.split(',').map(Number),
     webhookConcurrency: e.WEBHOOK_CONCURRENCY,
+    webhookAccountConcurrency: e.WEBHOOK_ACCOUNT_CONCURRENCY,
     versionRetentionDays: e.VERSION_RETENTION_DAYS,
     purgeBatchRows: e.PURGE_BATCH_ROWS,
   };
