@@ -5,7 +5,8 @@
 // 6to4 2002:AABB:CCDD::) is judged as that IPv4 address, and prefixes whose IPv4 address cannot
 // be read back (Teredo 2001::/32, local-use NAT64 64:ff9b:1::/48) are refused whole. Outside
 // those, IPv6 is public only inside global unicast (2000::/3).
-// Also: whether a URL's host is a loopback address, which makes an instance a development one.
+// Also: whether a URL's host is a loopback address, which makes an instance a development one;
+// and the key of a client address for per-client bounds.
 import { BlockList, isIP } from 'node:net';
 
 const refusedIpv4 = new BlockList();
@@ -112,4 +113,20 @@ export function isLoopbackHost(hostname: string): boolean {
   if (zeros(bytes, 0, 15) && bytes[15] === 1) return true;
   const verdict = ipv6Verdict(bytes);
   return typeof verdict === 'object' && verdict.ipv4.startsWith('127.');
+}
+
+/**
+ * The client a request came from, as a key for per-client bounds (sign-in throttling, the fair
+ * queue of password checks): an IPv4 address as written (also when it came IPv4-mapped); an IPv6
+ * address by its /64, which one subscriber usually holds whole.
+ */
+export function clientKeyOf(ip: string | undefined): string {
+  if (!ip) return 'unknown';
+  const bare = ip.replace(/%.*$/, '');
+  if (isIP(bare) === 4) return bare;
+  const bytes = ipv6Bytes(bare);
+  if (!bytes) return 'unknown';
+  if (zeros(bytes, 0, 10) && bytes[10] === 0xff && bytes[11] === 0xff) return dottedQuad(bytes, 12);
+  const words = Array.from({ length: 4 }, (_, i) => ((bytes[2 * i]! << 8) | bytes[2 * i + 1]!).toString(16));
+  return `${words.join(':')}::/64`;
 }
