@@ -242,6 +242,28 @@ describe('OAuth authorization server', function () {
       expect((await svc.request('/v1/datasets', { key: live.tokens.access_token })).status).to.equal(200);
     });
 
+    it('when a client registration has had no authorization for 7 days, then the scheduled purge deletes it; one with a grant, or newer, is kept', async () => {
+      await connect(newPerson());
+      const unused = await register({ client_name: 'Never used' });
+      const recent = await register({ client_name: 'Registered yesterday' });
+      const clientRecord = (c: oauth.Client) => svc.db.query('SELECT 1 FROM oauth_records WHERE model = $1 AND id_sha256 = $2', ['Client', sha256(c.client_id)]);
+      await alterRecord('Client', unused.client_id, `created_at = now() - interval '8 days'`);
+      await alterRecord('Client', recent.client_id, `created_at = now() - interval '1 day'`);
+      // The suite's client registered long ago and was last granted an authorization long ago, but holds grants.
+      await alterRecord('Client', client.client_id, `created_at = now() - interval '30 days', used_at = now() - interval '8 days'`);
+      await svc.worker!.boss.send(queues.purgeOAuthRecords, {});
+      expect((await eventually(() => clientRecord(unused), (r) => r.rowCount === 0)).rowCount).to.equal(0);
+      expect((await clientRecord(recent)).rowCount).to.equal(1);
+      expect((await clientRecord(client)).rowCount).to.equal(1);
+      // Its authorization requests are refused now, as for a client never registered.
+      const refused = await new PageBrowser(svc.url).go((await authorizationUrl({}, unused)).url);
+      expect(refused.html).to.include('invalid_client');
+      const { tokens } = await connect(newPerson());
+      expect((await svc.request('/v1/datasets', { key: tokens.access_token })).status).to.equal(200);
+      const { rows } = await svc.db.query(`SELECT used_at > now() - interval '1 minute' AS fresh FROM oauth_records WHERE model = 'Client' AND id_sha256 = $1`, [sha256(client.client_id)]);
+      expect(rows[0].fresh).to.equal(true);
+    });
+
     it('when the same browser connects twice, then it asks for consent again and both grants keep working', async () => {
       const person = newPerson();
       const first = await connect(person);

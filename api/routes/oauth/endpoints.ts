@@ -83,7 +83,9 @@ export const oauthEndpoints: Operation[] = [
       'Public clients only: token_endpoint_auth_method none, grant types authorization_code and refresh_token, response type code. ' +
       'Confidential clients and other grants are refused with invalid_client_metadata, as is a NUL character in any value. ' +
       'Redirect URIs use https; plain http only to a loopback host (127.0.0.1, [::1] or localhost, any port, RFC 8252), ' +
-      'else invalid_redirect_uri.',
+      'else invalid_redirect_uri. Unused registrations expire: a client to which no authorization was granted for 7 days (since it ' +
+      'registered, or since its last grant) and that holds no grant any more is deleted by a scheduled job; its client_id then ' +
+      'answers invalid_client, and the client registers again.',
     otherBodies: {
       'application/json': {
         schema: z.object({
