@@ -32,6 +32,7 @@ const EnvSchema = z.object({
   SWEEP_INTERVAL_MS: z.coerce.number().int().min(10).default(10_000),
   STREAMED_BUILD_PATIENCE_MS: z.coerce.number().int().min(10).default(2_000),
   METRICS_TOKEN: z.string().min(16).optional(),
+  METRICS_FLEET_INTERVAL_MS: z.coerce.number().int().min(0).max(3_600_000).default(15_000),
   WEBHOOK_SECRETS_KEY: z
     .string()
     .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be the base64 of 32 bytes (openssl rand -base64 32)')
@@ -98,8 +99,10 @@ export type Config = {
   sweepIntervalMs: number;
   /** How long a build following a file still streaming in waits for new bytes before handing its slot back. */
   streamedBuildPatienceMs: number;
-  /** When set, GET /metrics needs `Authorization: Bearer` this token; open otherwise. */
+  /** When set, GET /metrics needs `Authorization: Bearer` this token; open otherwise (a warning at start outside development). */
   metricsToken: string | undefined;
+  /** The fleet's figures on /metrics (aggregate scans) are read from the database at most once per this interval. */
+  metricsFleetIntervalMs: number;
   /** Seals webhook signing secrets (AES-256-GCM); unset, an installation key kept in the database does. */
   webhookSecretsKey: Buffer | undefined;
   /** A webhook delivery that has not answered 2xx within this is failed (and retried). */
@@ -167,6 +170,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sweepIntervalMs: e.SWEEP_INTERVAL_MS,
     streamedBuildPatienceMs: e.STREAMED_BUILD_PATIENCE_MS,
     metricsToken: e.METRICS_TOKEN,
+    metricsFleetIntervalMs: e.METRICS_FLEET_INTERVAL_MS,
     webhookSecretsKey: e.WEBHOOK_SECRETS_KEY === undefined ? undefined : Buffer.from(e.WEBHOOK_SECRETS_KEY, 'base64'),
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
     webhookRetryDelaysSeconds: e.WEBHOOK_RETRY_DELAYS.split(',').map(Number),
