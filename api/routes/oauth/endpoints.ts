@@ -38,7 +38,12 @@ export const OAUTH_BROWSER_FLOW = [
     'only `$BASE_URL/v1`). The person signs in or signs up, chooses the account the token acts for, and allows or denies. The browser ' +
     'returns to `redirect_uri` with `code`, `state` and `iss` (RFC 9207), or with `error=access_denied`.',
   '- **/oauth/interaction/{uid}**: the sign-in, sign-up and consent pages it sends the browser to, and their forms (login, signup, ' +
-    'consent, invitation, switch; each with a CSRF field, a foreign Origin refused). The pages are no-store and cannot be framed.',
+    'consent, invitation, switch; each with a CSRF field, a foreign Origin refused). The pages are no-store and cannot be framed. ' +
+    'Their answers never tell whether an email is known: a wrong email and a wrong password answer alike (401); ten failed sign-ins ' +
+    'for one email from one client address lock that email for that address only, for 15 minutes, whether the email is known or ' +
+    'not (another address is not affected; the count starts again when the lock expires); a refused sign-up answers one 400 for a ' +
+    'taken email and for a missing or wrong invitation code. Password checks are shared fairly between client addresses: an ' +
+    'address with too many checks already waiting is asked to retry (503 with Retry-After, never 429), nobody else.',
   '- **/account/connections**: where a person sees the programs they connected and disconnects one.',
   '',
   'Then the program exchanges the code at POST /oauth/token, and calls /v1 with the access token (`svc_oauth_…`).',
