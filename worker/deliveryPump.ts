@@ -65,8 +65,9 @@ export class DeliveryPump {
         if (free <= 0) return;
         const jobs = await this.boss.fetch<DeliveryJob>(queues.deliverWebhook, { batchSize: free, groupConcurrency: this.options.perAccount });
         for (const job of jobs) this.run(job);
-        // Fewer than asked: nothing more can be taken now (empty, or only capped accounts' jobs wait).
-        if (jobs.length < free && !this.again) return;
+        // A batch may come back short of what was asked because it held more of one account than
+        // that account may still start; the next fetch skips that account. Stop when nothing comes.
+        if (jobs.length === 0 && !this.again) return;
       }
     } catch (error) {
       this.log.warn({ err: error }, 'fetching webhook deliveries failed; trying again shortly');
