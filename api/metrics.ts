@@ -1,7 +1,10 @@
 // Prometheus metrics of the web process (../shared/spec/contract.md "Operations"): the process's
 // own figures and its HTTP requests by route and status, with latency histograms; and, read from
-// the database at each scrape, what the whole fleet did (builds, exports, queues), so that one
-// scrape target covers it. Served by the operation in routes/health/metrics.ts.
+// the database, what the whole fleet did (builds, exports, queues, deliveries), so that one
+// scrape target covers it. The fleet's figures are aggregate scans of whole tables: they are read
+// at most once per `fleetIntervalMs` however often (and however many at once) the metrics are
+// scraped, and scrapes in between serve the figures last read (contract, "Sharing the service
+// fairly": /metrics may be open). Served by the operation in routes/health/metrics.ts.
 import type { RequestHandler, Response } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DURATION_BUCKETS, type Finished, finishedBuilds, finishedExports, queueFigures } from '../shared/domain/serviceFigures.ts';
@@ -15,7 +18,7 @@ export function setRouteLabel(res: Response, path: string): void {
 
 export type Metrics = { registry: Registry; measure: RequestHandler; /** The scrape: this process's metrics, then the fleet's. */ text(): Promise<string> };
 
-export function createMetrics(pool: Pool): Metrics {
+export function createMetrics(pool: Pool, fleetIntervalMs: number): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
@@ -31,7 +34,12 @@ export function createMetrics(pool: Pool): Metrics {
   // the duration histograms are written out by histogramText (prom-client cannot set a histogram
   // from counts it did not observe).
   let durations = '';
-  const fleetRead = new Gauge({ name: 'metrics_fleet_read_seconds', help: 'How long reading the fleet figures from the database took at the last scrape.', registers: [registry] });
+  const fleetRead = new Gauge({ name: 'metrics_fleet_read_seconds', help: 'How long the last reading of the fleet figures from the database took.', registers: [registry] });
+  const fleetReadAt = new Gauge({
+    name: 'metrics_fleet_read_timestamp_seconds',
+    help: 'When the fleet figures served were read from the database (Unix seconds); they are read at most once per interval.',
+    registers: [registry],
+  });
   const finishedFamily = (what: 'builds' | 'exports', read: typeof finishedBuilds, help: string) => {
     const count = new Counter({ name: `dataset_${what}_total`, help: `${help} by outcome.`, labelNames: ['outcome'], registers: [registry] });
     const rows = new Counter({ name: `dataset_${what}_rows_total`, help: `Rows of ${help.toLowerCase()} by outcome.`, labelNames: ['outcome'], registers: [registry] });
@@ -83,12 +91,26 @@ export function createMetrics(pool: Pool): Metrics {
     res.once('close', () => end({ method: req.method, route: (res.locals['route'] as string | undefined) ?? 'other', status: String(res.statusCode) }));
     next();
   };
-  /** Reads the fleet's figures first (prom-client writes its metrics out concurrently), then writes everything. */
-  const text = async () => {
+  // The fleet's figures: read when the last reading is older than the interval, by one scrape
+  // (the others meanwhile wait for that reading rather than start their own).
+  let readAt = -Infinity;
+  let reading: Promise<void> | undefined;
+  const readFleet = async () => {
     const started = performance.now();
     const [buildText, exportText] = await Promise.all([builds(), exports(), queues(), webhooks()]);
     durations = buildText + exportText;
     fleetRead.set((performance.now() - started) / 1000);
+    fleetReadAt.set(Date.now() / 1000);
+    readAt = started;
+  };
+  const freshFleet = () => {
+    if (performance.now() - readAt < fleetIntervalMs) return Promise.resolve();
+    reading ??= readFleet().finally(() => (reading = undefined));
+    return reading;
+  };
+  /** The fleet's figures first (prom-client writes its metrics out concurrently), then everything. */
+  const text = async () => {
+    await freshFleet();
     return (await registry.metrics()) + durations;
   };
   return { registry, measure, text };

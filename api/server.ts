@@ -61,7 +61,10 @@ export async function startApi(config: Config, databaseUrl: string, log: Logger)
   meter.start();
   const blobs = await createBlobStore(config, pool);
   const oauth = { provider: createAuthorizationServer(config, pool, log, oauthKeys), keys: oauthKeys };
-  const metrics = createMetrics(pool);
+  const metrics = createMetrics(pool, config.metricsFleetIntervalMs);
+  if (config.metricsToken === undefined && !config.developmentInstance) {
+    log.warn({ baseUrl: config.baseUrl }, 'METRICS_TOKEN is unset: GET /metrics is open to anyone who can reach this service; set it (16 characters or more) to require Authorization: Bearer');
+  }
   const resumable = createResumableReception({ config, pool, blobs, log }, databaseUrl);
   const secrets = new SecretBox(config.webhookSecretsKey, pool);
   const server = createServer(createApp({ config, pool, log, meter, boss, outcomes, blobs, resumable, secrets, oauth, metrics }));

@@ -7,7 +7,7 @@ import { projectRoot } from '../shared/platform/paths.ts';
 import parsePrometheusTextFormat, { type MetricFamily } from 'parse-prometheus-text-format';
 import { eventually } from './support/eventually.ts';
 import { HEADER, newDataset, postCsv } from './support/ingest.ts';
-import { useService } from './support/service.ts';
+import { startService, useService } from './support/service.ts';
 
 const TOKEN = 'metrics-token-0123456789';
 
@@ -80,6 +80,47 @@ describe('metrics', function () {
     for (const name of queried) {
       const family = name.replace(/_(bucket|count|sum)$/, '');
       expect(families.has(family) || families.has(name), `${name} is not in the scrape`).to.equal(true);
+    }
+  });
+});
+
+describe('metrics read from the database', function () {
+  this.timeout(60_000);
+  // Open (no METRICS_TOKEN) on a development instance; the fleet's figures read at most once a minute.
+  const svc = useService({ env: { METRICS_FLEET_INTERVAL_MS: '60000' } });
+
+  const scrape = async () => {
+    const res = await svc.request('/metrics');
+    expect(res.status, res.text).to.equal(200);
+    const value = (name: RegExp) => Number(res.text.split('\n').find((l) => name.test(l))?.split(' ').at(-1));
+    return { readAt: value(/^metrics_fleet_read_timestamp_seconds /), activeBuilds: value(/^dataset_builds_total\{outcome="active"\} /) };
+  };
+
+  it('when /metrics is scraped often and many at once, then the fleet figures are read from the database once per interval, not at every scrape', async () => {
+    const { key } = await svc.tenant();
+    const ds = await newDataset(svc, key);
+    expect((await postCsv(svc, key, ds, `${HEADER}\nm-1,Acme,,2026-01-01,2026-12-31,5,EUR\n`)).status).to.equal(201);
+    const first = await scrape();
+    expect(first.activeBuilds).to.equal(1);
+    // Another build: the figures served are still those read at the first scrape.
+    expect((await postCsv(svc, key, await newDataset(svc, key), `${HEADER}\nm-2,Beta,,2026-01-01,2026-12-31,7,EUR\n`)).status).to.equal(201);
+    const later = [...(await Promise.all(Array.from({ length: 20 }, () => scrape()))), await scrape(), await scrape()];
+    for (const s of later) expect(s.activeBuilds).to.equal(1);
+    expect(first.readAt).to.be.within(Date.now() / 1000 - 60, Date.now() / 1000 + 1);
+    for (const s of later) expect(s).to.deep.equal(first);
+    expect(svc.logs()).not.to.include('METRICS_TOKEN is unset');
+  });
+
+  it('when METRICS_TOKEN is unset outside development, then the service warns at start; with it set, or on a development instance, it does not', async () => {
+    const open = await startService({ worker: false, env: { BASE_URL: 'https://datasets.example.com' } });
+    const guarded = await startService({ worker: false, env: { BASE_URL: 'https://datasets.example.com', METRICS_TOKEN: 'metrics-token-0123456789' } });
+    try {
+      expect(open.logs()).to.match(/"level":40.*METRICS_TOKEN is unset/);
+      expect(guarded.logs()).not.to.include('METRICS_TOKEN is unset');
+      expect(guarded.logs()).not.to.include('metrics-token-0123456789');
+    } finally {
+      await open.stop();
+      await guarded.stop();
     }
   });
 });

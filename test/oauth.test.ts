@@ -242,6 +242,28 @@ describe('OAuth authorization server', function () {
       expect((await svc.request('/v1/datasets', { key: live.tokens.access_token })).status).to.equal(200);
     });
 
+    it('when a client registration has had no authorization for 7 days, then the scheduled purge deletes it; one with a grant, or newer, is kept', async () => {
+      await connect(newPerson());
+      const unused = await register({ client_name: 'Never used' });
+      const recent = await register({ client_name: 'Registered yesterday' });
+      const clientRecord = (c: oauth.Client) => svc.db.query('SELECT 1 FROM oauth_records WHERE model = $1 AND id_sha256 = $2', ['Client', sha256(c.client_id)]);
+      await alterRecord('Client', unused.client_id, `created_at = now() - interval '8 days'`);
+      await alterRecord('Client', recent.client_id, `created_at = now() - interval '1 day'`);
+      // The suite's client registered long ago and was last granted an authorization long ago, but holds grants.
+      await alterRecord('Client', client.client_id, `created_at = now() - interval '30 days', used_at = now() - interval '8 days'`);
+      await svc.worker!.boss.send(queues.purgeOAuthRecords, {});
+      expect((await eventually(() => clientRecord(unused), (r) => r.rowCount === 0)).rowCount).to.equal(0);
+      expect((await clientRecord(recent)).rowCount).to.equal(1);
+      expect((await clientRecord(client)).rowCount).to.equal(1);
+      // Its authorization requests are refused now, as for a client never registered.
+      const refused = await new PageBrowser(svc.url).go((await authorizationUrl({}, unused)).url);
+      expect(refused.html).to.include('invalid_client');
+      const { tokens } = await connect(newPerson());
+      expect((await svc.request('/v1/datasets', { key: tokens.access_token })).status).to.equal(200);
+      const { rows } = await svc.db.query(`SELECT used_at > now() - interval '1 minute' AS fresh FROM oauth_records WHERE model = 'Client' AND id_sha256 = $1`, [sha256(client.client_id)]);
+      expect(rows[0].fresh).to.equal(true);
+    });
+
     it('when the same browser connects twice, then it asks for consent again and both grants keep working', async () => {
       const person = newPerson();
       const first = await connect(person);
@@ -513,7 +535,7 @@ describe('OAuth authorization server', function () {
       for (const code of ['', 'inv_guessed', invitationCode!.slice(0, -1)]) {
         const page = await attacker.approve((await authorizationUrl()).url, { person: { ...victim, password: 'attacker password', invitationCode: code } });
         expect(page.status, code).to.equal(400);
-        expect(page.html, code).to.match(code ? /not valid/ : /invitation code/);
+        expect(page.html, code).to.include('could not create an account').and.include('invitation code');
       }
       const { rows } = await svc.db.query('SELECT password_hash FROM people WHERE email = $1', [victim.email]);
       expect(rows[0].password_hash).to.equal(null);
@@ -586,8 +608,8 @@ describe('OAuth authorization server', function () {
 
       page = await browser.go(/href="([^"]+signup=1)"/.exec(page.html)![1]!.replace(/&amp;/g, '&'));
       page = await browser.submit(page, '/signup', { email: person.email, password: 'another password' });
-      expect(page.status).to.equal(409);
-      expect(page.html).to.include('already exists');
+      expect(page.status).to.equal(400);
+      expect(page.html).to.include('could not create an account').and.include('sign in instead');
 
       page = await browser.submit(page, '/signup', { email: 'fresh@example.org', password: 'short' });
       expect(page.status).to.equal(400);
@@ -605,12 +627,12 @@ describe('OAuth authorization server', function () {
       }
       page = await browser.submit(page, '/login', { email: person.email, password: person.password });
       expect(page.status).to.equal(401);
-      expect(page.html).to.include('Too many wrong passwords');
-      await svc.db.query(`UPDATE people SET sign_in_locked_until = now() - interval '1 second' WHERE email = $1`, [person.email]);
+      expect(page.html).to.include('Too many failed sign-ins');
+      await svc.db.query(`UPDATE sign_in_throttle SET locked_until = now() - interval '1 second' WHERE email = $1`, [person.email]);
       page = await browser.submit(page, '/login', { email: person.email, password: person.password });
       expect(page.html).to.include('Allow Reporting robot');
-      const { rows } = await svc.db.query('SELECT failed_sign_ins FROM people WHERE email = $1', [person.email]);
-      expect(rows[0].failed_sign_ins).to.equal(0);
+      const { rows } = await svc.db.query('SELECT failures FROM sign_in_throttle WHERE email = $1', [person.email]);
+      expect(rows).to.deep.equal([]);
     });
 
     it('when sixteen wrong passwords arrive at once, then only ten are checked and the rest find sign-in locked', async () => {
@@ -622,7 +644,7 @@ describe('OAuth authorization server', function () {
         Array.from({ length: 16 }, (_, i) => browser.submit(page, '/login', { email: ` ${person.email.toUpperCase()} `, password: `wrong ${i}` })),
       );
       expect(pages.filter((p) => p.html.includes('do not match'))).to.have.length(10);
-      expect(pages.filter((p) => p.html.includes('Too many wrong passwords'))).to.have.length(6);
+      expect(pages.filter((p) => p.html.includes('Too many failed sign-ins'))).to.have.length(6);
       const unlocked = await runScript('bin/operator.ts', ['people', 'unlock', '--email', person.email], svc.childEnv);
       expect(unlocked.code, unlocked.stderr).to.equal(0);
       const again = await browser.submit(page, '/login', { email: person.email, password: person.password });
@@ -671,6 +693,115 @@ describe('OAuth authorization server', function () {
       expect(res.headers.get('cache-control')).to.equal('no-store');
       expect(res.headers.get('x-frame-options')).to.equal('DENY');
       expect(await res.text()).to.include('name="viewport"');
+    });
+  });
+
+  describe('the public doors (sign-in and sign-up for anyone)', () => {
+    const alertOf = (page: { html: string }) => /role="alert" id="form-error">([^<]*)</.exec(page.html)?.[1];
+    /** A sign-in page of a new authorization request, in a browser whose requests come from `localAddress`. */
+    const signInPage = async (localAddress = '127.0.0.1') => {
+      const browser = new PageBrowser(svc.url, { localAddress });
+      return { browser, page: await browser.go((await authorizationUrl()).url) };
+    };
+
+    it('when wrong passwords from 127.0.0.2 lock the email there, then the person still signs in from 127.0.0.1; the lock expires, and a failure every 15 minutes never locks', async () => {
+      const person = newPerson();
+      await connect(person);
+      const attacker = await signInPage('127.0.0.2');
+      let page = attacker.page;
+      for (let attempt = 0; attempt < 10; attempt++) {
+        page = await attacker.browser.submit(page, '/login', { email: person.email, password: `wrong ${attempt}` });
+        expect(page.html, `attempt ${attempt}`).to.include('do not match');
+      }
+      page = await attacker.browser.submit(page, '/login', { email: person.email, password: person.password });
+      expect(page.status).to.equal(401);
+      expect(page.html).not.to.include('do not match'); // locked, at 127.0.0.2
+
+      const own = await signInPage('127.0.0.1');
+      const signedIn = await own.browser.submit(own.page, '/login', { email: person.email, password: person.password });
+      expect(signedIn.html, alertOf(signedIn)).to.include('Allow Reporting robot');
+
+      // The lock at 127.0.0.2 expires, and the count starts again.
+      await svc.db.query(`UPDATE sign_in_throttle SET locked_until = now() - interval '1 second' WHERE email = $1`, [person.email]);
+      page = await attacker.browser.submit(page, '/login', { email: person.email, password: 'wrong again' });
+      expect(page.html).to.include('do not match');
+      const counted = async () => (await svc.db.query('SELECT failures, locked_until FROM sign_in_throttle WHERE email = $1', [person.email])).rows;
+      expect(await counted()).to.deep.equal([{ failures: 1, locked_until: null }]);
+      // One more failure each 15 minutes, after nine: the count starts again instead of locking.
+      await svc.db.query(`UPDATE sign_in_throttle SET failures = 9, last_failure_at = now() - interval '15 minutes 1 second' WHERE email = $1`, [person.email]);
+      page = await attacker.browser.submit(page, '/login', { email: person.email, password: 'wrong once more' });
+      expect(page.html).to.include('do not match');
+      expect(await counted()).to.deep.equal([{ failures: 1, locked_until: null }]);
+    });
+
+    it('when an email is unknown, then every sign-in answer is the one a known email gets, the lock included', async () => {
+      const person = newPerson();
+      await connect(person);
+      const answers = async (email: string) => {
+        const { browser, page: first } = await signInPage('127.0.0.3');
+        let page = first;
+        const seen = [];
+        for (let attempt = 0; attempt < 12; attempt++) {
+          page = await browser.submit(page, '/login', { email, password: `wrong ${attempt}` });
+          seen.push(`${page.status} ${alertOf(page)}`);
+        }
+        return seen;
+      };
+      const known = await answers(person.email);
+      expect(known.at(-1)).to.match(/^401 /).and.not.include('do not match');
+      expect(await answers(`nobody-${randomUUID().slice(0, 8)}@example.com`)).to.deep.equal(known);
+    });
+
+    it('when sign-up is refused, then it answers the same whether the email has an account, was invited by an administrator, or is unknown', async () => {
+      const existing = newPerson();
+      await connect(existing);
+      const invited = newPerson();
+      const team = await svc.account('Invited team');
+      await addMember(svc.db, team, invited.email);
+      const refusal = async (email: string, invitationCode: string) => {
+        const browser = new PageBrowser(svc.url);
+        let page = await browser.go((await authorizationUrl()).url);
+        page = await browser.go(/href="([^"]+signup=1)"/.exec(page.html)![1]!.replace(/&amp;/g, '&'));
+        page = await browser.submit(page, '/signup', { email, password: 'another password', invitationCode });
+        return `${page.status} ${alertOf(page)}`;
+      };
+      const answers = [
+        await refusal(existing.email, ''),
+        await refusal(existing.email, 'inv_guessed'),
+        await refusal(invited.email, ''),
+        await refusal(invited.email, 'inv_guessed'),
+        await refusal(`nobody-${randomUUID().slice(0, 8)}@example.com`, 'inv_guessed'),
+      ];
+      expect(answers[0]).to.match(/^400 We could not create an account/);
+      expect(new Set(answers).size, answers.join('\n')).to.equal(1);
+    });
+
+    it('when one address floods sign-in with random emails, then a person signing in from another address is served at once, never told to wait', async function () {
+      this.timeout(60_000);
+      const person = newPerson();
+      await connect(person);
+      const flood = await signInPage('127.0.0.2');
+      const own = await signInPage('127.0.0.1');
+      let answered = 0;
+      const flooding = Promise.all(
+        Array.from({ length: 80 }, (_, i) =>
+          flood.browser.submit(flood.page, '/login', { email: `flood-${i}-${randomUUID().slice(0, 8)}@example.com`, password: 'guess' }).then((p) => {
+            answered++;
+            return p.status;
+          }),
+        ),
+      );
+      // The flood is under way: its first answers are back, most of its checks still wait.
+      await eventually(() => answered, (n) => n > 0, { everyMs: 5 });
+      const started = performance.now();
+      const signedIn = await own.browser.submit(own.page, '/login', { email: person.email, password: person.password });
+      const tookMs = performance.now() - started;
+      const statuses = await flooding;
+      expect(signedIn.status, alertOf(signedIn) ?? signedIn.html.slice(0, 300)).to.equal(200);
+      expect(signedIn.html).to.include('Allow Reporting robot');
+      expect(tookMs, `the sign-in took ${Math.round(tookMs)} ms`).to.be.below(1_500);
+      // The flood's own excess is what waits or is asked to retry (503, never 429).
+      expect(statuses.filter((s) => s !== 401 && s !== 503)).to.deep.equal([]);
     });
   });
 });

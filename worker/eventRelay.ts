@@ -1,7 +1,8 @@
 // The relay of the events outbox: each worker LISTENs for events recorded (a NOTIFY at their
 // commit) and fans them out to webhook endpoints (dispatchEvents), one batch after another until
 // none waits; every second it also looks, for a notification lost while its connection was down.
-// Several workers relay at once safely: each takes its events with SKIP LOCKED.
+// Several workers relay at once safely: each takes its events with SKIP LOCKED. After each batch
+// it wakes this worker's delivery consumer (deliveryPump.ts).
 import pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import { EVENTS_RECORDED_CHANNEL } from '../shared/domain/events.ts';
@@ -23,8 +24,10 @@ export class EventRelay {
   private again = false;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  private readonly dispatched: () => void;
 
-  constructor(pool: Pool, boss: PgBoss, databaseUrl: string, log: Logger) {
+  constructor(pool: Pool, boss: PgBoss, databaseUrl: string, log: Logger, dispatched: () => void = () => {}) {
+    this.dispatched = dispatched;
     this.pool = pool;
     this.boss = boss;
     this.url = databaseUrl;
@@ -83,7 +86,11 @@ export class EventRelay {
 
   private async drain(): Promise<void> {
     try {
-      while (!this.stopped && (await dispatchEvents(this.pool, this.boss, BATCH)) === BATCH);
+      for (;;) {
+        const taken = this.stopped ? 0 : await dispatchEvents(this.pool, this.boss, BATCH);
+        if (taken > 0) this.dispatched();
+        if (taken < BATCH) break;
+      }
     } catch (error) {
       this.log.warn({ err: error }, 'event relay failed; it tries again within a second');
     }

@@ -1,8 +1,9 @@
 // The HTTP side of a webhook delivery: one POST, no redirects followed (a 3xx is a failure), the
-// whole exchange within the timeout. For live endpoints, every address the host resolves to must
-// be public (shared/platform/addresses.ts), checked at connect time on the addresses actually
-// used, so that a name re-pointed at an internal address after the endpoint was made (DNS
-// rebinding) is refused. Connections are kept alive between deliveries.
+// whole exchange within the timeout. Every address the host resolves to must be public
+// (shared/platform/addresses.ts), checked at connect time on the addresses actually used, so that
+// a name re-pointed at an internal address after the endpoint was made (DNS rebinding) is
+// refused; only test-mode deliveries of a development instance go anywhere. Connections are kept
+// alive between deliveries.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
@@ -11,7 +12,7 @@ import { isPublicAddress } from '../shared/platform/addresses.ts';
 
 export class AddressRefused extends Error {
   constructor(host: string, address: string) {
-    super(`${host} resolves to ${address}, which live webhooks are never sent to (loopback, private, link-local or unique-local)`);
+    super(`${host} resolves to ${address}, which webhooks are never sent to (loopback, private, link-local or unique-local)`);
     this.name = 'AddressRefused';
   }
 }
@@ -32,14 +33,17 @@ export type PostResult = { status: number; durationMs: number } | { error: strin
 export class WebhookPoster {
   private readonly timeoutMs: number;
   private readonly agents: { live: { http: HttpAgent; https: HttpsAgent }; test: { http: HttpAgent; https: HttpsAgent } };
+  private readonly testAnywhere: boolean;
 
-  constructor(options: { timeoutMs: number; maxSockets: number }) {
+  /** developmentInstance: test-mode deliveries may go to any address (config.ts). */
+  constructor(options: { timeoutMs: number; maxSockets: number; developmentInstance: boolean }) {
     this.timeoutMs = options.timeoutMs;
+    this.testAnywhere = options.developmentInstance;
     const agent = (lookup?: LookupFunction) => ({
       http: new HttpAgent({ keepAlive: true, maxSockets: options.maxSockets, ...(lookup && { lookup }) }),
       https: new HttpsAgent({ keepAlive: true, maxSockets: options.maxSockets, ...(lookup && { lookup }) }),
     });
-    this.agents = { live: agent(publicOnlyLookup), test: agent() };
+    this.agents = { live: agent(publicOnlyLookup), test: this.testAnywhere ? agent() : agent(publicOnlyLookup) };
   }
 
   post(url: string, body: string, headers: Record<string, string>, mode: 'test' | 'live'): Promise<PostResult> {
@@ -60,9 +64,9 @@ export class WebhookPoster {
         return settle({ error: 'the endpoint URL is not valid', durationMs: 0 });
       }
       const https = target.protocol === 'https:';
-      if (mode === 'live') {
+      if (mode === 'live' && !https) return settle({ error: 'a live endpoint must use https', durationMs: 0 });
+      if (mode === 'live' || !this.testAnywhere) {
         const host = target.hostname.replace(/^\[|\]$/g, '');
-        if (!https) return settle({ error: 'a live endpoint must use https', durationMs: 0 });
         // A literal address is not looked up: check it here.
         if (isIP(host) !== 0 && !isPublicAddress(host)) return settle({ error: new AddressRefused(host, host).message, durationMs: 0 });
       }

@@ -18,6 +18,7 @@ import { deliverWebhooks } from './jobs/deliverWebhook.ts';
 import { purgeEvents } from './jobs/purgeEvents.ts';
 import { purgeDataset } from './jobs/purgeDataset.ts';
 import { purgeVersions } from './jobs/purgeVersions.ts';
+import { DeliveryPump } from './deliveryPump.ts';
 import { EventRelay } from './eventRelay.ts';
 import { WebhookPoster } from './webhookPost.ts';
 import { SecretBox } from '../shared/platform/sealedSecrets.ts';
@@ -51,21 +52,6 @@ async function workBuilds(
   }
 }
 
-/**
- * The webhook deliveries: batches of up to `concurrency` jobs, sent at once; like the builds, the
- * consumer wakes itself after each batch, so a backlog drains back to back.
- */
-async function workDeliveries(boss: PgBoss, concurrency: number, handler: (jobs: Job<never>[]) => Promise<void>): Promise<void> {
-  let id = '';
-  id = await boss.work(queues.deliverWebhook, { batchSize: concurrency, pollingIntervalSeconds: 0.5, notifyPollingIntervalSeconds: 0.5 }, async (jobs: Job<never>[]) => {
-    try {
-      await handler(jobs);
-    } finally {
-      boss.notifyWorker(id);
-    }
-  });
-}
-
 /** Runs `task` every `everyMs`, one run at a time; a failed run is logged and the next one tries again. */
 function periodically(task: () => Promise<void>, everyMs: number, log: Logger, failed: string): { stop(): void } {
   let running = false;
@@ -97,8 +83,15 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
   // whatever the rows hold.
   const threads = new BuildThreads({ config, databaseUrl }, log, options.onBuilt);
   const box = new SecretBox(config.webhookSecretsKey, pool);
-  const poster = new WebhookPoster({ timeoutMs: config.webhookTimeoutMs, maxSockets: config.webhookConcurrency });
-  const relay = new EventRelay(pool, boss, databaseUrl, log);
+  const poster = new WebhookPoster({ timeoutMs: config.webhookTimeoutMs, maxSockets: config.webhookConcurrency, developmentInstance: config.developmentInstance });
+  const retryDelaysSeconds = config.webhookRetryDelaysSeconds;
+  const deliveries = new DeliveryPump(
+    boss,
+    { concurrency: config.webhookConcurrency, perAccount: config.webhookAccountConcurrency },
+    deliverWebhooks({ pool, boss, box, poster, retryDelaysSeconds, log }),
+    log,
+  );
+  const relay = new EventRelay(pool, boss, databaseUrl, log, () => deliveries.wake());
   try {
     await migrate(pool);
     await threads.start();
@@ -112,17 +105,17 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
     await boss.work(queues.purgeDataset, purgeDataset(pool, blobs, log));
     const retention = { retentionDays: config.versionRetentionDays, batchRows: config.purgeBatchRows };
     await boss.work(queues.purgeVersions, purgeVersions(pool, blobs, retention, log));
-    const retryDelaysSeconds = config.webhookRetryDelaysSeconds;
-    await workDeliveries(boss, config.webhookConcurrency, deliverWebhooks({ pool, boss, box, poster, retryDelaysSeconds, log }));
     await workBuilds(boss, queues.buildVersion, config.workerConcurrency, buildVersion(pool, threads, meter, config, log));
     await workBuilds(boss, queues.buildExport, config.workerConcurrency, buildExport(pool, blobs, config, meter, log));
     // Jobs whose last attempt failed, or never returned (pg-boss failed them when their heartbeat
     // stopped): what they were building must not stay queued or building for ever.
     await boss.work(queues.buildVersionDead, buildVersionDead(pool, config, log));
     await boss.work(queues.buildExportDead, buildExportDead(pool, blobs, config, log));
+    deliveries.start();
     await relay.start();
   } catch (error) {
     await relay.stop();
+    await deliveries.stop(0);
     await boss.stop({ graceful: false }).catch(() => {});
     await threads.close();
     await pool.end();
@@ -137,6 +130,7 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
     // Graceful: no new jobs are fetched; running ones get the shutdown timeout to finish.
     sweep.stop();
     await relay.stop();
+    await deliveries.stop(config.shutdownTimeoutMs);
     await boss.stop({ graceful: true, timeout: config.shutdownTimeoutMs });
     poster.close();
     // Connections pg-boss is still closing may report the database going away; that is expected now.

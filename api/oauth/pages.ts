@@ -4,6 +4,7 @@
 import type { ErrorOut } from 'oidc-provider';
 import { escapeHtml } from '../html.ts';
 import type { Scope } from '../principal.ts';
+import { SIGN_IN_LOCK } from '../../shared/tenancy/people.ts';
 
 const STYLE = `
 *{box-sizing:border-box}
@@ -60,6 +61,16 @@ ${body}
 export const alert = (message: string | undefined) => (message ? `<div class="alert" role="alert" id="form-error">${escapeHtml(message)}</div>` : '');
 export const described = (message: string | undefined) => (message ? ' aria-describedby="form-error" aria-invalid="true"' : '');
 export const csrfField = (csrf: string) => `<input type="hidden" name="csrf" value="${escapeHtml(csrf)}">`;
+
+/**
+ * What a refused sign-in or sign-up says. Each reads the same whether the email is known or not
+ * (contract, "Sharing the service fairly"); sign-in's lock applies to any email typed.
+ */
+export const SIGN_IN_MISMATCH = 'That email and password do not match. Check them and try again.';
+export const SIGN_IN_LOCKED = `Too many failed sign-ins for this email from your network. Try again in ${SIGN_IN_LOCK.minutes} minutes, or from another network.`;
+export const SIGN_UP_REFUSED =
+  'We could not create an account with these details. If you already have an account, sign in instead. ' +
+  'If an administrator added you to their account, enter the invitation code they gave you, exactly as written (an expired code needs a new one).';
 
 export type SignInView = { action: string; signUpHref: string; csrf: string; clientName: string; email?: string; error?: string };
 

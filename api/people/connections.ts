@@ -10,9 +10,10 @@ import type { Logger } from '../../shared/platform/log.ts';
 import { PasswordChecksBusy } from '../../shared/platform/passwords.ts';
 import { connectionsOfPerson, type Connection } from '../../shared/oauth/grantAccounts.ts';
 import { deleteGrants } from '../../shared/oauth/records.ts';
-import { SIGN_IN_LOCK, signIn } from '../../shared/tenancy/people.ts';
+import { clientKeyOf } from '../../shared/platform/addresses.ts';
+import { signIn } from '../../shared/tenancy/people.ts';
 import { escapeHtml } from '../html.ts';
-import { alert, csrfField, described, layout } from '../oauth/pages.ts';
+import { alert, csrfField, described, layout, SIGN_IN_LOCKED, SIGN_IN_MISMATCH } from '../oauth/pages.ts';
 import { PEOPLE_PATH, PeopleSessions } from './session.ts';
 
 const PAGE = `${PEOPLE_PATH}/connections`;
@@ -97,13 +98,16 @@ export function peopleRoutes(deps: { config: Config; pool: Pool; log: Logger; se
     if (!email || !password) return again(400, 'Enter your email address and your password.');
     let person;
     try {
-      person = await signIn(deps.pool, email, password);
+      person = await signIn(deps.pool, email, password, clientKeyOf(req.ip));
     } catch (error) {
-      if (error instanceof PasswordChecksBusy) return again(503, 'Too many people are signing in right now. Try again in a few seconds.');
+      if (error instanceof PasswordChecksBusy) {
+        res.set('Retry-After', '5');
+        return again(503, 'Too many sign-ins from your network right now. Try again in a few seconds.');
+      }
       throw error;
     }
-    if (person === 'locked') return again(401, `Too many wrong passwords for this email. Try again in ${SIGN_IN_LOCK.minutes} minutes.`);
-    if (!person) return again(401, 'That email and password do not match. Check them and try again.');
+    if (person === 'locked') return again(401, SIGN_IN_LOCKED);
+    if (!person) return again(401, SIGN_IN_MISMATCH);
     sessions.signIn(res, person.personId);
     deps.log.info({ personId: person.personId }, 'person signed in to their connected programs');
     res.redirect(303, PAGE);

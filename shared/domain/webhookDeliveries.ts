@@ -3,6 +3,13 @@
 // (events.ts); a worker sends it (worker/jobs/deliverWebhook.ts) and records every attempt. A
 // failed attempt is retried after the next delay of the schedule with a new job; after the last
 // one the delivery has failed. The only writer of `webhook_deliveries` and `webhook_attempts`.
+//
+// Fair between accounts and endpoints (contract, "Sharing the service fairly"): each job is in its
+// account's group, and the workers take at most a few jobs of one group at once (pg-boss's
+// groupConcurrency, across the fleet), so one account's slow or dead endpoints can hold only those
+// few slots; and each job's priority is minus its rank among its endpoint's pending deliveries, so
+// the workers take every endpoint's first delivery before any endpoint's second (round robin
+// between endpoints), and a new endpoint's delivery is not queued behind another's backlog.
 import type { PgBoss } from 'pg-boss';
 import { type Pool, type Queryable, withTransaction } from '../platform/db.ts';
 import { inTransaction, queues } from '../platform/queue.ts';
@@ -10,6 +17,16 @@ import { takeUndispatched } from './events.ts';
 
 /** What a delivery job carries. */
 export type DeliveryJob = { deliveryId: string };
+
+/** Past this many pending deliveries of one endpoint, its later ones share one rank (bounds the count). */
+const RANK_CAP = 10_000;
+
+/** SQL: how many deliveries of the endpoint `endpoint` (an expression) are pending, at most RANK_CAP. */
+const pendingOf = (endpoint: string) =>
+  `(SELECT count(*)::int FROM (SELECT 1 FROM webhook_deliveries p WHERE p.endpoint_id = ${endpoint} AND p.status = 'pending' LIMIT ${RANK_CAP}) p)`;
+
+/** A delivery job's options: its account's group, and its rank among its endpoint's pending deliveries as priority. */
+const jobOptions = (accountId: string, rank: number) => ({ group: { id: accountId }, priority: -Math.min(rank, RANK_CAP) });
 
 /**
  * One step of the relay: up to `limit` undispatched events fanned out to their endpoints. The
@@ -19,32 +36,50 @@ export async function dispatchEvents(pool: Pool, boss: PgBoss, limit: number): P
   return withTransaction(pool, async (client) => {
     const events = await takeUndispatched(client, limit);
     if (events.length === 0) return 0;
-    const { rows } = await client.query<{ id: string }>(
-      `INSERT INTO webhook_deliveries (event_id, endpoint_id, status, next_attempt_at)
-       SELECT e.id, w.id, 'pending', clock_timestamp()
-       FROM events e JOIN webhook_endpoints w ON w.account_id = e.account_id AND w.mode = e.mode
-       WHERE e.id = ANY($1) AND w.status = 'enabled' AND w.deleted_at IS NULL AND (e.type = ANY(w.events) OR '*' = ANY(w.events))
-       ORDER BY e.seq
-       RETURNING id`,
+    // The pending count is read in the statement's snapshot: before this batch's rows, which
+    // row_number() ranks after them.
+    const { rows } = await client.query<{ id: string; account_id: string; rank: number }>(
+      `WITH inserted AS (
+         INSERT INTO webhook_deliveries (event_id, endpoint_id, status, next_attempt_at)
+         SELECT e.id, w.id, 'pending', clock_timestamp()
+         FROM events e JOIN webhook_endpoints w ON w.account_id = e.account_id AND w.mode = e.mode
+         WHERE e.id = ANY($1) AND w.status = 'enabled' AND w.deleted_at IS NULL AND (e.type = ANY(w.events) OR '*' = ANY(w.events))
+         ORDER BY e.seq
+         RETURNING id, endpoint_id),
+       pending AS (SELECT endpoint_id, ${pendingOf('endpoint_id')} AS n FROM (SELECT DISTINCT endpoint_id FROM inserted) d)
+       SELECT i.id, w.account_id, (p.n + row_number() OVER (PARTITION BY i.endpoint_id ORDER BY i.id))::int AS rank
+       FROM inserted i JOIN pending p USING (endpoint_id) JOIN webhook_endpoints w ON w.id = i.endpoint_id
+       ORDER BY i.id`,
       [events.map((e) => e.id)],
     );
     if (rows.length > 0) {
-      await boss.insert(queues.deliverWebhook, rows.map((r) => ({ data: { deliveryId: String(r.id) } satisfies DeliveryJob })), { db: inTransaction(client) });
+      await boss.insert(
+        queues.deliverWebhook,
+        rows.map((r) => ({ data: { deliveryId: String(r.id) } satisfies DeliveryJob, ...jobOptions(r.account_id, r.rank) })),
+        { db: inTransaction(client) },
+      );
     }
     return events.length;
   });
 }
 
-export type PendingDelivery = { id: string; eventId: string; endpointId: string; attempts: number };
+export type PendingDelivery = { id: string; eventId: string; endpointId: string; accountId: string; attempts: number };
 
 /** The delivery if it still waits for an attempt. */
 export async function pendingDelivery(db: Queryable, id: string): Promise<PendingDelivery | undefined> {
-  const { rows } = await db.query<{ id: string; event_id: string; endpoint_id: string; attempts: number }>(
-    `SELECT id, event_id, endpoint_id, attempts FROM webhook_deliveries WHERE id = $1 AND status = 'pending'`,
+  const { rows } = await db.query<{ id: string; event_id: string; endpoint_id: string; account_id: string; attempts: number }>(
+    `SELECT d.id, d.event_id, d.endpoint_id, w.account_id, d.attempts
+       FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id WHERE d.id = $1 AND d.status = 'pending'`,
     [id],
   );
   const r = rows[0];
-  return r && { id: String(r.id), eventId: r.event_id, endpointId: r.endpoint_id, attempts: r.attempts };
+  return r && { id: String(r.id), eventId: r.event_id, endpointId: r.endpoint_id, accountId: r.account_id, attempts: r.attempts };
+}
+
+/** The rank a new job of this endpoint takes: after its pending deliveries. */
+async function rankOf(db: Queryable, endpointId: string): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(`SELECT ${pendingOf('$1')} AS n`, [endpointId]);
+  return rows[0]!.n + 1;
 }
 
 export type Attempt = { responseStatus: number | null; durationMs: number; error: string | null };
@@ -79,6 +114,7 @@ export async function recordAttempt(
     if (retry !== undefined) {
       await boss.send(queues.deliverWebhook, { deliveryId: delivery.id } satisfies DeliveryJob, {
         startAfter: new Date(Date.now() + retry * 1000),
+        ...jobOptions(delivery.accountId, await rankOf(client, delivery.endpointId)),
         db: inTransaction(client),
       });
     }
@@ -99,12 +135,14 @@ export async function endpointsOfEvent(db: Queryable, eventId: string): Promise<
 /** Sends an event again to an endpoint (the operator's redelivery): a new delivery with its job. */
 export async function redeliver(pool: Pool, boss: PgBoss, eventId: string, endpointId: string): Promise<string> {
   return withTransaction(pool, async (client) => {
-    const { rows } = await client.query<{ id: string }>(
-      `INSERT INTO webhook_deliveries (event_id, endpoint_id, status, next_attempt_at) VALUES ($1, $2, 'pending', clock_timestamp()) RETURNING id`,
+    const rank = await rankOf(client, endpointId);
+    const { rows } = await client.query<{ id: string; account_id: string }>(
+      `INSERT INTO webhook_deliveries (event_id, endpoint_id, status, next_attempt_at) VALUES ($1, $2, 'pending', clock_timestamp())
+       RETURNING id, (SELECT account_id FROM webhook_endpoints WHERE id = $2) AS account_id`,
       [eventId, endpointId],
     );
     const id = String(rows[0]!.id);
-    await boss.send(queues.deliverWebhook, { deliveryId: id } satisfies DeliveryJob, { db: inTransaction(client) });
+    await boss.send(queues.deliverWebhook, { deliveryId: id } satisfies DeliveryJob, { ...jobOptions(rows[0]!.account_id, rank), db: inTransaction(client) });
     return id;
   });
 }

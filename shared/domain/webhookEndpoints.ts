@@ -1,14 +1,15 @@
 // Webhook endpoints (contract, "Events and webhooks"): per account and mode, a URL and the event
 // types it takes. The signing secret (`whsec_` + base64 of 32 random bytes) is shown once, at
-// creation, and kept sealed (shared/platform/sealedSecrets.ts). A live endpoint takes https only,
-// and never a loopback, private, link-local or unique-local address (checked here for addresses
-// written in the URL, and at each delivery on the resolved address). The only writer of
-// `webhook_endpoints`.
+// creation, and kept sealed (shared/platform/sealedSecrets.ts). A live endpoint takes https only;
+// a test-mode one takes http too. Neither takes a loopback, private, link-local or unique-local
+// address, except a test-mode endpoint on a development instance (its BASE_URL a loopback
+// address): checked here for addresses written in the URL, and at each delivery on the resolved
+// address (worker/webhookPost.ts). The only writer of `webhook_endpoints`.
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { EVENT_TYPE_NAMES } from '../contract/events.ts';
 import { type Pool, type Queryable } from '../platform/db.ts';
-import { isPublicAddress } from '../platform/addresses.ts';
+import { isLoopbackHost, isPublicAddress } from '../platform/addresses.ts';
 import { newId } from '../platform/ids.ts';
 import { badRequest } from '../platform/problems.ts';
 import type { SecretBox } from '../platform/sealedSecrets.ts';
@@ -45,8 +46,14 @@ const toEndpoint = (r: Row): WebhookEndpoint => ({
   createdAt: r.created_at.toISOString(),
 });
 
+/** Where this instance may send webhooks: a development instance sends test-mode events anywhere. */
+export type UrlPolicy = { developmentInstance: boolean };
+
+/** Whether this mode's deliveries may go to any address (else public addresses only). */
+export const anyAddressFor = (mode: Tenant['mode'], policy: UrlPolicy) => mode === 'test' && policy.developmentInstance;
+
 /** 400 unless the URL may receive this mode's events (see the top of this file). */
-export function checkEndpointUrl(url: string, mode: Tenant['mode']): void {
+export function checkEndpointUrl(url: string, mode: Tenant['mode'], policy: UrlPolicy): void {
   const refuse = (message: string) => badRequest('The url cannot receive webhooks.', [{ field: 'url', code: 'invalid', message }]);
   let parsed: URL;
   try {
@@ -56,11 +63,15 @@ export function checkEndpointUrl(url: string, mode: Tenant['mode']): void {
   }
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw refuse('Only http and https URLs take webhooks.');
   if (parsed.username || parsed.password) throw refuse('A URL with credentials in it is not taken: authenticate deliveries by their signature.');
-  if (mode === 'test') return;
-  if (parsed.protocol !== 'https:') throw refuse('A live endpoint must use https (test mode takes http, for local development).');
+  if (mode === 'live' && parsed.protocol !== 'https:') throw refuse('A live endpoint must use https (test mode takes http, for local development).');
+  if (anyAddressFor(mode, policy)) return;
   const host = parsed.hostname.replace(/^\[|\]$/g, '');
-  if (host === 'localhost' || host.endsWith('.localhost') || (isIP(host) !== 0 && !isPublicAddress(host))) {
-    throw refuse('A live endpoint cannot be a loopback, private, link-local or unique-local address.');
+  if (isLoopbackHost(host) || (isIP(host) !== 0 && !isPublicAddress(host))) {
+    throw refuse(
+      mode === 'live'
+        ? 'A live endpoint cannot be a loopback, private, link-local or unique-local address.'
+        : 'A test-mode endpoint cannot be a loopback, private, link-local or unique-local address, except on a development instance (one whose BASE_URL is a loopback address).',
+    );
   }
 }
 
@@ -81,8 +92,9 @@ export async function createEndpoint(
   box: SecretBox,
   tenant: Tenant,
   input: { url: string; events: string[]; description?: string | undefined },
+  policy: UrlPolicy,
 ): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
-  checkEndpointUrl(input.url, tenant.mode);
+  checkEndpointUrl(input.url, tenant.mode, policy);
   checkEvents(input.events);
   const secret = newEndpointSecret();
   const { rows } = await pool.query<Row>(
@@ -120,8 +132,9 @@ export async function updateEndpoint(
   tenant: Tenant,
   id: string,
   patch: { url?: string | undefined; events?: string[] | undefined; description?: string | undefined; status?: 'enabled' | 'disabled' | undefined },
+  policy: UrlPolicy,
 ): Promise<WebhookEndpoint | undefined> {
-  if (patch.url !== undefined) checkEndpointUrl(patch.url, tenant.mode);
+  if (patch.url !== undefined) checkEndpointUrl(patch.url, tenant.mode, policy);
   if (patch.events !== undefined) checkEvents(patch.events);
   const { rows } = await db.query<Row>(
     `UPDATE webhook_endpoints SET url = coalesce($4, url), events = coalesce($5, events), description = coalesce($6, description),

@@ -16,6 +16,7 @@ import {
   findRecord,
   findRecordByUid,
   grantOfUsedCode,
+  noteClientUsed,
   type OAuthRecord,
   tokensSaved,
   upsertRecord,
@@ -50,6 +51,8 @@ export function postgresAdapter(db: Queryable): new (model: string) => Adapter {
         stored.session = session as AdapterPayload['session'];
       }
       await upsertRecord(db, { model: this.model, id, payload: stored, grantId: payload.grantId, uid: payload.uid, expiresIn });
+      // An authorization granted to a client keeps its registration (records.ts, UNUSED_CLIENT_DAYS).
+      if (this.model === 'Grant' && typeof payload.clientId === 'string') await noteClientUsed(db, payload.clientId);
     }
 
     async find(id: string): Promise<AdapterPayload | undefined> {

@@ -18,12 +18,31 @@ export async function deleteGrants(db: Queryable, grantIds: string[]): Promise<v
   await unbindGrants(db, grantIds);
 }
 
-/** Deletes records past their expiry (with a margin for the provider's clock tolerance) and the
- * account bindings of grants that no longer exist. */
-export async function purgeExpiredOAuthRecords(db: Queryable): Promise<{ records: number; grantBindings: number }> {
+/**
+ * How long a client registration (POST /oauth/register) is kept without use: one to which no
+ * authorization was granted for this long (since it registered, or since its last grant was
+ * saved) and that holds no grant any more is deleted. Registration is open to anyone, so what
+ * nobody uses must not pile up.
+ */
+export const UNUSED_CLIENT_DAYS = 7;
+
+/** Deletes records past their expiry (with a margin for the provider's clock tolerance), client
+ * registrations unused for UNUSED_CLIENT_DAYS, and the account bindings of grants that no longer exist. */
+export async function purgeExpiredOAuthRecords(db: Queryable): Promise<{ records: number; unusedClients: number; grantBindings: number }> {
   const records = await db.query(`DELETE FROM oauth_records WHERE expires_at < now() - interval '1 minute'`);
+  const unusedClients = await db.query(
+    `DELETE FROM oauth_records c
+      WHERE c.model = 'Client' AND coalesce(c.used_at, c.created_at) < now() - make_interval(days => $1)
+        AND NOT EXISTS (SELECT 1 FROM oauth_records g WHERE g.model = 'Grant' AND g.payload->>'clientId' = c.payload->>'client_id')`,
+    [UNUSED_CLIENT_DAYS],
+  );
   const grantBindings = await purgeUnboundGrants(db);
-  return { records: records.rowCount ?? 0, grantBindings };
+  return { records: records.rowCount ?? 0, unusedClients: unusedClients.rowCount ?? 0, grantBindings };
+}
+
+/** A grant was saved for this client: it is in use (see UNUSED_CLIENT_DAYS). */
+export async function noteClientUsed(db: Queryable, clientId: string): Promise<void> {
+  await db.query(`UPDATE oauth_records SET used_at = now() WHERE model = 'Client' AND id_sha256 = $1`, [sha256(clientId)]);
 }
 
 /** A stored record: the provider's payload, and when it was used (codes, refresh tokens). */

@@ -1,6 +1,7 @@
 // The one place that reads the environment. Parsed once at start with zod and handed to whatever
 // needs it; a bad value stops the process with the variable's name.
 import { z } from 'zod';
+import { isLoopbackHost } from './addresses.ts';
 
 const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -31,6 +32,7 @@ const EnvSchema = z.object({
   SWEEP_INTERVAL_MS: z.coerce.number().int().min(10).default(10_000),
   STREAMED_BUILD_PATIENCE_MS: z.coerce.number().int().min(10).default(2_000),
   METRICS_TOKEN: z.string().min(16).optional(),
+  METRICS_FLEET_INTERVAL_MS: z.coerce.number().int().min(0).max(3_600_000).default(15_000),
   WEBHOOK_SECRETS_KEY: z
     .string()
     .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be the base64 of 32 bytes (openssl rand -base64 32)')
@@ -41,6 +43,7 @@ const EnvSchema = z.object({
     .regex(/^\d+(\.\d+)?(,\d+(\.\d+)?)*$/, 'seconds, comma-separated')
     .default('5,300,1800,7200,18000,36000,36000'),
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(500).default(50),
+  WEBHOOK_ACCOUNT_CONCURRENCY: z.coerce.number().int().min(1).max(500).default(10),
   VERSION_RETENTION_DAYS: z.coerce.number().min(0).max(36_500).default(30),
   PURGE_BATCH_ROWS: z.coerce.number().int().min(100).max(1_000_000).default(20_000),
 });
@@ -59,6 +62,11 @@ export type Config = {
   databaseUrl: string | undefined;
   port: number;
   baseUrl: string;
+  /**
+   * A development instance: BASE_URL is a loopback address (as `npm start` runs). Test-mode
+   * webhooks may go to any address; /metrics may stay open without a warning.
+   */
+  developmentInstance: boolean;
   errorsBase: string;
   logLevel: (typeof logLevels)[number];
   dataDir: string;
@@ -91,8 +99,10 @@ export type Config = {
   sweepIntervalMs: number;
   /** How long a build following a file still streaming in waits for new bytes before handing its slot back. */
   streamedBuildPatienceMs: number;
-  /** When set, GET /metrics needs `Authorization: Bearer` this token; open otherwise. */
+  /** When set, GET /metrics needs `Authorization: Bearer` this token; open otherwise (a warning at start outside development). */
   metricsToken: string | undefined;
+  /** The fleet's figures on /metrics (aggregate scans) are read from the database at most once per this interval. */
+  metricsFleetIntervalMs: number;
   /** Seals webhook signing secrets (AES-256-GCM); unset, an installation key kept in the database does. */
   webhookSecretsKey: Buffer | undefined;
   /** A webhook delivery that has not answered 2xx within this is failed (and retried). */
@@ -101,6 +111,11 @@ export type Config = {
   webhookRetryDelaysSeconds: number[];
   /** Deliveries each worker sends at once. */
   webhookConcurrency: number;
+  /**
+   * Deliveries of one account sent at once, across every worker: one account's slow or dead
+   * endpoints hold at most this many slots (shared/domain/webhookDeliveries.ts).
+   */
+  webhookAccountConcurrency: number;
   /** Days a superseded version's rows are kept before they are purged. */
   versionRetentionDays: number;
   /** Rows deleted per statement by a purge. */
@@ -126,6 +141,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseUrl: e.DATABASE_URL,
     port: e.PORT,
     baseUrl,
+    developmentInstance: isLoopbackHost(new URL(baseUrl).hostname),
     errorsBase: trimSlash(e.ERRORS_BASE ?? `${baseUrl}/problems`),
     logLevel: e.LOG_LEVEL,
     dataDir: e.DATA_DIR,
@@ -154,10 +170,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sweepIntervalMs: e.SWEEP_INTERVAL_MS,
     streamedBuildPatienceMs: e.STREAMED_BUILD_PATIENCE_MS,
     metricsToken: e.METRICS_TOKEN,
+    metricsFleetIntervalMs: e.METRICS_FLEET_INTERVAL_MS,
     webhookSecretsKey: e.WEBHOOK_SECRETS_KEY === undefined ? undefined : Buffer.from(e.WEBHOOK_SECRETS_KEY, 'base64'),
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
     webhookRetryDelaysSeconds: e.WEBHOOK_RETRY_DELAYS.split(',').map(Number),
     webhookConcurrency: e.WEBHOOK_CONCURRENCY,
+    webhookAccountConcurrency: e.WEBHOOK_ACCOUNT_CONCURRENCY,
     versionRetentionDays: e.VERSION_RETENTION_DAYS,
     purgeBatchRows: e.PURGE_BATCH_ROWS,
   };

@@ -12,46 +12,76 @@ export const MAX_PASSWORD_LENGTH = 1024;
 
 // Each derivation holds 32 MiB and a libuv thread for ~50 ms: at most two at a time per process,
 // so a burst of sign-ins queues here instead of taking the process's memory and thread pool.
-// Beyond MAX_WAITING queued checks the process is overloaded: refuse rather than let every sign-in
-// wait behind a flood.
+// The queue is fair between client addresses (contract, "Sharing the service fairly"): each
+// address waits in a line of its own, and a free slot goes to the next address in turn (round
+// robin), so a flood from one address waits behind itself and never in front of anyone else.
+// An address with MAX_WAITING_PER_CLIENT checks already waiting is asked to retry
+// (PasswordChecksBusy: a 503 with Retry-After, never a 429); nobody else is. MAX_WAITING bounds
+// the memory of the lines when a great many addresses flood at once.
 const MAX_CONCURRENT = 2;
-const MAX_WAITING = 32;
+const MAX_WAITING_PER_CLIENT = 16;
+const MAX_WAITING = 10_000;
 let running = 0;
-const waiting: (() => void)[] = [];
+let waitingCount = 0;
+/** Each client's line, in the order of their turns (a Map keeps insertion order). */
+const lines = new Map<string, (() => void)[]>();
 
 export class PasswordChecksBusy extends Error {}
 
-async function derive(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
-  if (running >= MAX_CONCURRENT) {
-    if (waiting.length >= MAX_WAITING) throw new PasswordChecksBusy('too many password checks waiting');
-    await new Promise<void>((resolve) => waiting.push(resolve));
+/** A slot for one derivation: at once when one is free and nobody waits, else in the client's line. */
+function slotFor(client: string): Promise<void> {
+  if (running < MAX_CONCURRENT && lines.size === 0) {
+    running++;
+    return Promise.resolve();
   }
-  running++;
+  const line = lines.get(client) ?? [];
+  if (line.length >= MAX_WAITING_PER_CLIENT || waitingCount >= MAX_WAITING) throw new PasswordChecksBusy('too many password checks waiting from this client');
+  if (line.length === 0) lines.set(client, line);
+  waitingCount++;
+  return new Promise<void>((resolve) => line.push(resolve));
+}
+
+/** Hands the slot to the first waiting check of the next client in turn; that client goes to the back of the round. */
+function releaseSlot(): void {
+  const first = lines.entries().next();
+  if (first.done) {
+    running--;
+    return;
+  }
+  const [client, line] = first.value;
+  const next = line.shift()!;
+  lines.delete(client);
+  if (line.length > 0) lines.set(client, line);
+  waitingCount--;
+  next();
+}
+
+async function derive(password: string, salt: Buffer, options: ScryptOptions, client: string): Promise<Buffer> {
+  await slotFor(client);
   try {
     return await new Promise((resolve, reject) =>
       scrypt(password.normalize('NFC'), salt, KEY_LENGTH, { ...options, maxmem: maxmem(options) }, (error, key) => (error ? reject(error) : resolve(key))),
     );
   } finally {
-    running--;
-    waiting.shift()?.();
+    releaseSlot();
   }
 }
 
-/** `scrypt$N$r$p$salt$hash`, salt and hash in base64url. */
-export async function hashPassword(password: string): Promise<string> {
+/** `scrypt$N$r$p$salt$hash`, salt and hash in base64url. `client`: who asks (their address), for the fair queue. */
+export async function hashPassword(password: string, client: string): Promise<string> {
   const salt = randomBytes(16);
-  const key = await derive(password, salt, PARAMS);
+  const key = await derive(password, salt, PARAMS, client);
   return ['scrypt', PARAMS.N, PARAMS.r, PARAMS.p, salt.toString('base64url'), key.toString('base64url')].join('$');
 }
 
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+export async function verifyPassword(password: string, stored: string, client: string): Promise<boolean> {
   const [scheme, n, r, p, salt, hash] = stored.split('$');
   if (scheme !== 'scrypt' || !salt || !hash) return false;
   const expected = Buffer.from(hash, 'base64url');
-  const key = await derive(password, Buffer.from(salt, 'base64url'), { N: Number(n), r: Number(r), p: Number(p) });
+  const key = await derive(password, Buffer.from(salt, 'base64url'), { N: Number(n), r: Number(r), p: Number(p) }, client);
   return key.length === expected.length && timingSafeEqual(key, expected);
 }
 
 /** A hash of nothing anyone knows: verified against when the email is unknown, so that a wrong
  * email and a wrong password take the same time. */
-export const decoyHash = hashPassword(randomBytes(16).toString('hex'));
+export const decoyHash = hashPassword(randomBytes(16).toString('hex'), 'service');

@@ -10,44 +10,43 @@ import { insertPerson, lockPerson, normalizeEmail, setPassword } from './people.
 /** The account name for a new person: their email's domain, in lower case. */
 export const accountNameFor = (email: string) => normalizeEmail(email).split('@').pop()!;
 
-export type SignUpOutcome =
-  | { personId: string }
-  /** The email already has a password: sign in instead. */
-  | 'exists'
-  /** The operator added this email to an account: the invitation code proves it is theirs. */
-  | 'invitation_required'
-  /** The code is unknown, expired, used, or not for this email. */
-  | 'invitation_invalid';
+/**
+ * A new person, or 'refused': the email already has a password, or an administrator added it to
+ * an account and the invitation code is missing or not valid for it, or a code was given for an
+ * email nobody added. One answer for all of them, so that sign-up never tells whether an email is
+ * known (contract, "Sharing the service fairly").
+ */
+export type SignUpOutcome = { personId: string } | 'refused';
 
 /**
  * Sign-up. A new person gets an account named from their email domain, linked at once. A person
  * the operator added (no password yet) sets their password with the invitation code they were
- * given, and gets no new account.
+ * given, and gets no new account. `client`: the key of the client's address, for the fair queue
+ * of password checks.
  */
-export async function signUp(pool: Pool, email: string, password: string, invitationCode?: string): Promise<SignUpOutcome> {
+export async function signUp(pool: Pool, email: string, password: string, invitationCode: string | undefined, client: string): Promise<SignUpOutcome> {
   const address = normalizeEmail(email);
-  const passwordHash = await hashPassword(password);
+  const passwordHash = await hashPassword(password, client);
   return withTransaction(pool, async (tx) => {
     const known = await lockPerson(tx, address);
-    if (known?.hasPassword) return 'exists';
+    if (known?.hasPassword) return 'refused';
     if (known) {
       // Added by the operator: the code proves the email is theirs.
       if (await hasMemberships(tx, known.id)) {
-        if (!invitationCode) return 'invitation_required';
-        if (!(await acceptInvitation(tx, known.id, invitationCode))) return 'invitation_invalid';
+        if (!invitationCode || !(await acceptInvitation(tx, known.id, invitationCode))) return 'refused';
         await setPassword(tx, known.id, passwordHash);
         return { personId: known.id };
       }
       // Added, then removed from every account before signing up: a new person like any other.
-      if (invitationCode) return 'invitation_invalid';
+      if (invitationCode) return 'refused';
       await setPassword(tx, known.id, passwordHash);
       await ownAccount(tx, known.id, address);
       return { personId: known.id };
     }
-    if (invitationCode) return 'invitation_invalid';
-    // A concurrent sign-up with the same email loses on the unique email and sees 'exists'.
+    if (invitationCode) return 'refused';
+    // A concurrent sign-up with the same email loses on the unique email, refused like any taken email.
     const personId = await insertPerson(tx, address, passwordHash);
-    if (!personId) return 'exists';
+    if (!personId) return 'refused';
     await ownAccount(tx, personId, address);
     return { personId };
   });

@@ -1,6 +1,7 @@
 // Drives the person's side of the OAuth flow over plain HTTP, as a browser would: follows
 // redirects, keeps cookies, reads the forms of the sign-in and consent pages and submits them.
 import { expect } from 'chai';
+import { request } from 'node:http';
 
 export type Page = { status: number; url: string; html: string };
 
@@ -13,12 +14,38 @@ export type Approval = {
   decision?: 'allow' | 'deny';
 };
 
+type Answer = { status: number; location: string | null; setCookies: string[]; text: string };
+
+/** One HTTP exchange from a given local address (the loopback has all of 127.0.0.0/8), as fetch cannot. */
+function sendFrom(localAddress: string, url: string, method: string, headers: Record<string, string>, body: string | undefined): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, headers: { ...headers, ...(body !== undefined && { 'content-length': String(Buffer.byteLength(body)) }) }, localAddress }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, location: res.headers.location ?? null, setCookies: res.headers['set-cookie'] ?? [], text: Buffer.concat(chunks).toString('utf8') }),
+      );
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function send(url: string, method: string, headers: Record<string, string>, body: string | undefined): Promise<Answer> {
+  const res = await fetch(url, { method, headers, redirect: 'manual', ...(body !== undefined && { body }) });
+  return { status: res.status, location: res.headers.get('location'), setCookies: res.headers.getSetCookie(), text: await res.text() };
+}
+
 export class PageBrowser {
   private readonly cookies = new Map<string, string>();
   private readonly origin: string;
+  private readonly localAddress: string | undefined;
 
-  constructor(origin: string) {
+  /** localAddress: the address the browser's requests come from (e.g. 127.0.0.2), else the system's choice. */
+  constructor(origin: string, options: { localAddress?: string } = {}) {
     this.origin = origin;
+    this.localAddress = options.localAddress;
   }
 
   /** Requests `url`, following redirects while they stay on the service; stops at the first page
@@ -34,8 +61,8 @@ export class PageBrowser {
         headers['content-type'] = 'application/x-www-form-urlencoded';
         headers['origin'] = this.origin;
       }
-      const res = await fetch(target, { method, headers, redirect: 'manual', ...(body !== undefined && { body }) });
-      for (const cookie of res.headers.getSetCookie()) {
+      const res = this.localAddress ? await sendFrom(this.localAddress, target, method, headers, body) : await send(target, method, headers, body);
+      for (const cookie of res.setCookies) {
         const [pair] = cookie.split(';');
         const eq = pair!.indexOf('=');
         const name = pair!.slice(0, eq);
@@ -43,15 +70,14 @@ export class PageBrowser {
         if (/expires=Thu, 01 Jan 1970/i.test(cookie) || value === '') this.cookies.delete(name);
         else this.cookies.set(name, value);
       }
-      const location = res.headers.get('location');
+      const location = res.location;
       if (res.status >= 300 && res.status < 400 && location) {
-        await res.arrayBuffer();
         target = new URL(location, target).href;
         method = 'GET';
         body = undefined;
         continue;
       }
-      return { status: res.status, url: target, html: await res.text() };
+      return { status: res.status, url: target, html: res.text };
     }
     throw new Error('too many redirects');
   }

@@ -91,7 +91,8 @@ export async function startService(
   const log = createLogger(config, 'test', sink);
   const worker = options.worker === false ? undefined : await startWorker(config, database.url, log, { onBuilt: options.onBuilt });
   const api = await startApi(config, database.url, log);
-  const url = config.baseUrl;
+  // Called on its own port whatever BASE_URL says (a test may pose as a production instance).
+  const url = `http://127.0.0.1:${port}`;
   const db = createPool(database.url, 4, 'test-arrange');
   const blobs = await createBlobStore(config, db);
 

@@ -62,11 +62,7 @@ export function deliverWebhooks(deps: DeliveryDeps) {
     log.warn({ ...fields, retryInSeconds: retryInSeconds ?? null, endpointDisabled: disabled }, retryInSeconds === undefined ? 'webhook delivery failed for good' : 'webhook delivery failed; retrying');
   };
 
-  return async (jobs: Job<DeliveryJob>[]): Promise<void> => {
-    const results = await Promise.allSettled(jobs.map(deliverOne));
-    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    // The service's own failure (its database away): pg-boss retries the batch's jobs; a delivery
-    // already recorded is not pending any more, so it is not sent twice.
-    if (failed) throw failed.reason;
-  };
+  // Throws for the service's own failure (its database away): pg-boss retries the job; a delivery
+  // already recorded is not pending any more, so it is not sent twice.
+  return deliverOne;
 }

@@ -1,6 +1,9 @@
-// POST /oauth/interaction/:uid/login: email and password; ten failures in a row lock the email.
+// POST /oauth/interaction/:uid/login: email and password; ten failures in a row from one client
+// address lock that email for that address a while (shared/tenancy/people.ts).
 import type { Request, Response } from 'express';
-import { SIGN_IN_LOCK, signIn } from '../../../shared/tenancy/people.ts';
+import { clientKeyOf } from '../../../shared/platform/addresses.ts';
+import { signIn } from '../../../shared/tenancy/people.ts';
+import { SIGN_IN_LOCKED, SIGN_IN_MISMATCH } from '../pages.ts';
 import { Credentials, typedEmail } from './forms.ts';
 import { finishInteraction, type InteractionDeps } from './interaction.ts';
 import { loadInteractionForPost } from './load.ts';
@@ -12,11 +15,9 @@ export async function signInWithPassword(deps: InteractionDeps, req: Request, re
   const form = Credentials.safeParse(req.body);
   const email = typedEmail(req.body);
   if (!form.success) return sendSignIn(deps, res, details, { status: 400, email, error: 'Enter your email address and your password.' });
-  const person = await signIn(deps.pool, form.data.email, form.data.password);
-  if (person === 'locked') {
-    return sendSignIn(deps, res, details, { status: 401, email, error: `Too many wrong passwords for this email. Try again in ${SIGN_IN_LOCK.minutes} minutes.` });
-  }
-  if (!person) return sendSignIn(deps, res, details, { status: 401, email, error: 'That email and password do not match. Check them and try again.' });
+  const person = await signIn(deps.pool, form.data.email, form.data.password, clientKeyOf(req.ip));
+  if (person === 'locked') return sendSignIn(deps, res, details, { status: 401, email, error: SIGN_IN_LOCKED });
+  if (!person) return sendSignIn(deps, res, details, { status: 401, email, error: SIGN_IN_MISMATCH });
   deps.log.info({ personId: person.personId }, 'oauth sign-in');
   // remember: false: the sign-in lasts as long as the browser session, not 14 days.
   return finishInteraction(deps.provider, req, res, { login: { accountId: person.personId, remember: false } });

@@ -74,7 +74,7 @@ export function sendAccountRefused(res: Response, details: Interaction): void {
   sendHtml(res, 403, messagePage('You cannot connect this account', 'You are not linked to the account you chose, so nothing was granted. Choose one of your own accounts.', back));
 }
 
-/** Too many password checks are waiting: the person is asked to retry. */
+/** Too many password checks wait from this client's address (only theirs: the queue is fair per address): asked to retry. */
 export function sendPasswordChecksBusy(res: Response): void {
-  res.status(503).set('Retry-After', '5').type('html').send(messagePage('Busy', 'Too many people are signing in right now. Go back and try again in a few seconds.'));
+  res.status(503).set('Retry-After', '5').type('html').send(messagePage('Busy', 'Too many sign-ins from your network right now. Go back and try again in a few seconds.'));
 }

@@ -1,5 +1,6 @@
 // GET /metrics: Prometheus text format (../shared/spec/contract.md "Operations"). Open, unless
-// METRICS_TOKEN is set: then only `Authorization: Bearer $METRICS_TOKEN` reads it.
+// METRICS_TOKEN is set: then only `Authorization: Bearer $METRICS_TOKEN` reads it. The fleet's
+// figures are cached for an interval (api/metrics.ts).
 import { timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { Problem } from '../../../shared/platform/problems.ts';
@@ -33,7 +34,10 @@ export default defineOperation({
   summary: 'Prometheus metrics',
   description:
     "This process's metrics and HTTP requests by route and status with latency histograms, and the fleet's figures read from the database " +
-    '(builds and exports by outcome with durations and rows, queue depth and oldest waiting job). Open unless METRICS_TOKEN is set; then it needs `Authorization: Bearer $METRICS_TOKEN`.',
+    '(builds and exports by outcome with durations and rows, queue depth and oldest waiting job, webhook deliveries by outcome). ' +
+    'The fleet figures are read from the database at most once per METRICS_FLEET_INTERVAL_MS (15 s by default) however often this is scraped; ' +
+    'metrics_fleet_read_timestamp_seconds says when. Open unless METRICS_TOKEN is set; then it needs `Authorization: Bearer $METRICS_TOKEN` ' +
+    '(a service whose BASE_URL is not a loopback address warns at start when it is unset).',
   responses: { 200: { description: 'The metrics, in the Prometheus text format.', contentType: 'text/plain; version=0.0.4', schema: z.string(), example: EXAMPLE } },
   problems: ['unauthorized'],
   async handle({ req, res, deps }) {

@@ -38,7 +38,12 @@ export const OAUTH_BROWSER_FLOW = [
     'only `$BASE_URL/v1`). The person signs in or signs up, chooses the account the token acts for, and allows or denies. The browser ' +
     'returns to `redirect_uri` with `code`, `state` and `iss` (RFC 9207), or with `error=access_denied`.',
   '- **/oauth/interaction/{uid}**: the sign-in, sign-up and consent pages it sends the browser to, and their forms (login, signup, ' +
-    'consent, invitation, switch; each with a CSRF field, a foreign Origin refused). The pages are no-store and cannot be framed.',
+    'consent, invitation, switch; each with a CSRF field, a foreign Origin refused). The pages are no-store and cannot be framed. ' +
+    'Their answers never tell whether an email is known: a wrong email and a wrong password answer alike (401); ten failed sign-ins ' +
+    'for one email from one client address lock that email for that address only, for 15 minutes, whether the email is known or ' +
+    'not (another address is not affected; the count starts again when the lock expires); a refused sign-up answers one 400 for a ' +
+    'taken email and for a missing or wrong invitation code. Password checks are shared fairly between client addresses: an ' +
+    'address with too many checks already waiting is asked to retry (503 with Retry-After, never 429), nobody else.',
   '- **/account/connections**: where a person sees the programs they connected and disconnects one.',
   '',
   'Then the program exchanges the code at POST /oauth/token, and calls /v1 with the access token (`svc_oauth_…`).',
@@ -83,7 +88,9 @@ export const oauthEndpoints: Operation[] = [
       'Public clients only: token_endpoint_auth_method none, grant types authorization_code and refresh_token, response type code. ' +
       'Confidential clients and other grants are refused with invalid_client_metadata, as is a NUL character in any value. ' +
       'Redirect URIs use https; plain http only to a loopback host (127.0.0.1, [::1] or localhost, any port, RFC 8252), ' +
-      'else invalid_redirect_uri.',
+      'else invalid_redirect_uri. Unused registrations expire: a client to which no authorization was granted for 7 days (since it ' +
+      'registered, or since its last grant) and that holds no grant any more is deleted by a scheduled job; its client_id then ' +
+      'answers invalid_client, and the client registers again.',
     otherBodies: {
       'application/json': {
         schema: z.object({

@@ -15,7 +15,8 @@ export default defineOperation({
     'Events of the credential\'s account and mode are POSTed to the URL, signed per Standard Webhooks (webhook-id, webhook-timestamp, ' +
     'webhook-signature) with the secret returned here, and only here. A delivery is any 2xx within 10 seconds; anything else is ' +
     'retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), redirects are not followed, and an endpoint whose every delivery failed for ' +
-    '3 days is disabled. At least once, in no guaranteed order: deduplicate by webhook-id.',
+    '3 days is disabled. At least once, in no guaranteed order: deduplicate by webhook-id. Deliveries are shared fairly: only a few of ' +
+    "one account's are sent at once (10 by default), taken round robin between its endpoints, so slow or failing endpoints delay no other account's.",
   body: CreateWebhookEndpointBody,
   bodyExample: { url: 'https://hooks.example.com/dataset-service', events: ['version.active', 'version.failed'], description: 'CRM sync' },
   responses: {
@@ -36,7 +37,7 @@ export default defineOperation({
     },
   },
   async handle({ res, deps, body }) {
-    const { endpoint, secret } = await createEndpoint(deps.pool, deps.secrets, tenantOf(res), body);
+    const { endpoint, secret } = await createEndpoint(deps.pool, deps.secrets, tenantOf(res), body, deps.config);
     const answer = { ...endpoint, secret };
     const sealed = (await deps.secrets.seal(secret)).toString('base64');
     keepAnswerWithout(res, Buffer.from(JSON.stringify({ ...answer, secret: null })), { endpointSecret: { sealed } });

@@ -13,8 +13,11 @@ const UrlField = z
   .max(2048)
   .meta({
     description:
-      'Where events are POSTed. Live mode: https only, never a loopback, private, link-local or unique-local address ' +
-      '(also checked at each delivery, on the address the name resolves to). Test mode also takes http and any address, for local development.',
+      'Where events are POSTed. Live mode: https only. Test mode also takes http. Never a loopback, private, link-local or ' +
+      'unique-local address, in any of its forms (IPv4-mapped, IPv4-compatible, SIIT, NAT64 and 6to4 IPv6 forms included; the Teredo ' +
+      'prefix 2001::/32 and the local-use NAT64 prefix 64:ff9b:1::/48 are refused whole): checked here when the URL is an address ' +
+      'literal, and at each delivery on the addresses the name resolves to. The one exception: test-mode endpoints of a development ' +
+      'instance (its own BASE_URL a loopback address, as `npm start` runs) may point anywhere. A URL that breaks these rules is a 400 bad-request.',
   });
 
 export const CreateWebhookEndpointBody = z

@@ -18,7 +18,7 @@ export default defineOperation({
   responses: { 200: { description: 'The endpoint.', schema: WebhookEndpointSchema, example: { ...endpointExample, status: 'disabled' } } },
   problems: ['not-found', 'bad-request', 'unsupported-media-type'],
   async handle({ res, deps, params, body }) {
-    const endpoint = await updateEndpoint(deps.pool, tenantOf(res), params.id, body);
+    const endpoint = await updateEndpoint(deps.pool, tenantOf(res), params.id, body, deps.config);
     if (!endpoint) throw endpointNotFound(params.id);
     res.json(endpoint);
   },
