@@ -11,22 +11,11 @@ import { table } from '../output.ts';
 
 export const errorRow = (e: RowError) => ({ row: e.row, field: e.field, code: e.code, message: e.message });
 
-/** What a version recognised of its file; absent on a service that does not tell yet. */
-type Recognised = {
-  columns?: { recognized: string[]; ignored: string[]; missing: string[] };
-  warnings?: { code: string; field?: string; message: string }[];
-};
-
 /** The outcome for people: the version, then anything that makes its figures smaller than expected. */
-function versionText(v: Version & Recognised, datasetId: string): string {
+function versionText(v: Version, datasetId: string): string {
   if (v.status !== 'active' && v.status !== 'superseded') return `Version ${v.id} is ${v.status}; follow it with: dsvc versions get ${datasetId} ${v.id}\n`;
   const lines = [`Version ${v.id} is ${v.status}: ${v.rowCount} rows (${v.contributingRowCount} contributing).`];
-  if (v.warnings) {
-    for (const w of v.warnings) lines.push(`Warning: ${w.message} (${w.code}${w.field ? `, ${w.field}` : ''})`);
-  } else if ((v.rowCount ?? 0) > 0 && v.contributingRowCount === 0) {
-    // A service that does not send warnings yet: the same fact, from the counts.
-    lines.push('Warning: no row contributes to the metrics: a row counts only with startDate, endDate, currency and an amount above 0.');
-  }
+  for (const w of v.warnings) lines.push(`Warning: ${w.message} (${w.code}${w.field ? `, ${w.field}` : ''})`);
   if (v.columns && v.columns.ignored.length > 0) lines.push(`Columns ignored: ${v.columns.ignored.join(', ')}`);
   if (lines.length > 1) lines.push(`The fields each column filled: dsvc catalog ${datasetId}`);
   return `${lines.join('\n')}\n`;
