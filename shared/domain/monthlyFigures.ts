@@ -2,15 +2,14 @@
 // MRR and its movements, retention, cohorts, and each customer's changes, computed once when the
 // version is built (shared/figures/book.ts) and stored with it. This file stores them, computes
 // them from the stored rows when the build could not count them as they streamed, and reads them.
-import { createReadStream } from 'node:fs';
-import { Readable, Writable } from 'node:stream';
+import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { StringDecoder } from 'node:string_decoder';
 import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import { MetricsBook } from '../figures/book.ts';
 import { formatMonth, parseMonth } from '../figures/calendar.ts';
 import { contractTerm, type ContractTerm, type CustomerMovement } from '../figures/definitions.ts';
-import { customerMonth, CustomerLinesWriter, discardCustomerLines, type MonthlyFigures, unpackChanges } from '../figures/customerChanges.ts';
+import { customerMonth, CustomerLinesWriter, discardCustomerLines, type MonthlyFigures, readCustomerLines, unpackChanges } from '../figures/customerChanges.ts';
 import { formatScaled } from '../figures/exact.ts';
 import type { Client, Queryable } from '../platform/db.ts';
 import type { Tenant } from './datasets.ts';
@@ -58,13 +57,8 @@ export async function storeMonthlyFigures(client: Client, versionId: string, fig
     figures.bounds.map((b) => b.last),
   ]);
   const lines = figures.customers;
-  try {
-    if (lines.bytes === 0) return;
-    const source = lines.fd !== undefined ? createReadStream('', { fd: lines.fd, start: 0, autoClose: false }) : Readable.from(lines.chunks);
-    await pipeline(source, client.query(copyFrom('COPY version_customers (version_id, currency, customer, first_month, last_month, changes) FROM STDIN')));
-  } finally {
-    discardCustomerLines(lines);
-  }
+  if (lines.bytes === 0) return discardCustomerLines(lines);
+  await pipeline(readCustomerLines(lines), client.query(copyFrom('COPY version_customers (version_id, currency, customer, first_month, last_month, changes) FROM STDIN')));
 }
 
 /**

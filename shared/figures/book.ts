@@ -7,13 +7,25 @@
 // summed up once at the end. Exact throughout (exact.ts); rounded only in the documents it makes.
 import { formatMonth } from './calendar.ts';
 import { type ContractTerm, MAX_MONTHS, type Movement, MOVEMENTS } from './definitions.ts';
-import { ExactSum, type Fraction, lcm, money, numerator, Q, ratio, type Term, wholeCents } from './exact.ts';
+import { CommonDenominator, ExactSum, type Fraction, money, Q, ratio, type Term, wholeCents } from './exact.ts';
 
 /**
- * A customer's MRR from `month` on, until their next change, and the movement that led to it.
- * `mrr` is exact: its numerator over `den` (a Number while den is Q, else a BigInt).
+ * A customer's MRR from `month` on, until their next change, and the movement that led to it:
+ * exact, as a numerator over `den` (a Number while den is Q, else a BigInt).
  */
-export type CustomerChange = { month: number; movement: Movement; mrr: number | bigint; den: bigint; active: readonly number[] };
+export type CustomerChange = { month: number; movement: Movement; mrr: number | bigint; den: bigint };
+
+/**
+ * A customer's MRR as the walk keeps it: the sum of its Number terms over Q (`q`), and its other
+ * terms active (`slow`, their indices, ascending; the same empty array when none, as for most).
+ */
+type Value = { q: number; slow: readonly number[] };
+type Step = Value & { month: number; movement: Movement };
+
+const NONE: readonly number[] = [];
+/** Events of one customer are numbered below this (2^26), inside the key that sorts them by month. */
+const EVENT_KEY = 67_108_864;
+const ZERO_VALUE: Value = { q: 0, slow: NONE };
 
 /** One month of a currency, as the metrics document shows it. */
 export type MonthFigures = {
@@ -46,12 +58,44 @@ type MonthCell = {
 
 type CohortCell = { customers: number; mrr: ExactSum };
 
+/** Items by month number, in an array from the first month asked for (grown at either end). */
+class ByMonth<T> {
+  private base = 0;
+  private items: (T | undefined)[] = [];
+
+  get(month: number): T | undefined {
+    return this.items[month - this.base];
+  }
+
+  *values(): Generator<T> {
+    for (const item of this.items) if (item !== undefined) yield item;
+  }
+
+  getOrMake(month: number, make: () => T): T {
+    if (this.items.length === 0) this.base = month;
+    let i = month - this.base;
+    if (i < 0) {
+      // Room below as well as what was asked: growing down again soon costs no new copy.
+      const room = Math.max(-i, this.items.length);
+      this.items = [...(new Array(room) as undefined[]), ...this.items];
+      this.base -= room;
+      i += room;
+    }
+    let item = this.items[i];
+    if (item === undefined) this.items[i] = item = make();
+    return item;
+  }
+}
+
+const newCell = (): MonthCell => ({ contracts: 0, customers: 0, mrr: new ExactSum(), retained: undefined, moves: undefined });
+const newCohortCell = (): CohortCell => ({ customers: 0, mrr: new ExactSum() });
+
 class CurrencyBook {
   first = Infinity;
   lastActive = -Infinity;
-  readonly cells = new Map<number, MonthCell>();
+  readonly cells = new ByMonth<MonthCell>();
   /** cohort month → month → differences of the cohort's customers with MRR, and of their MRR. */
-  readonly cohorts = new Map<number, Map<number, CohortCell>>();
+  readonly cohorts = new Map<number, ByMonth<CohortCell>>();
 
   readonly currency: string;
 
@@ -60,20 +104,25 @@ class CurrencyBook {
   }
 
   cell(month: number): MonthCell {
-    let c = this.cells.get(month);
-    if (c === undefined) {
-      c = { contracts: 0, customers: 0, mrr: new ExactSum(), retained: undefined, moves: undefined };
-      this.cells.set(month, c);
-    }
-    return c;
+    return this.cells.getOrMake(month, newCell);
   }
 
-  cohortCell(cohort: number, month: number): CohortCell {
+  /** A denominator for every sum of the currency's months and cohorts: each is then made a fraction with a few multiplications. */
+  common(): CommonDenominator {
+    const sums: ExactSum[] = [];
+    for (const cell of this.cells.values()) {
+      sums.push(cell.mrr);
+      if (cell.retained) sums.push(cell.retained.now, cell.retained.then, cell.retained.min);
+      if (cell.moves) for (const m of MOVEMENTS) sums.push(cell.moves[m].mrr);
+    }
+    for (const row of this.cohorts.values()) for (const cell of row.values()) sums.push(cell.mrr);
+    return CommonDenominator.of(sums);
+  }
+
+  cohortRow(cohort: number): ByMonth<CohortCell> {
     let row = this.cohorts.get(cohort);
-    if (row === undefined) this.cohorts.set(cohort, (row = new Map()));
-    let c = row.get(month);
-    if (c === undefined) row.set(month, (c = { customers: 0, mrr: new ExactSum() }));
-    return c;
+    if (row === undefined) this.cohorts.set(cohort, (row = new ByMonth()));
+    return row;
   }
 
   /** The series' last month: the month after the last active month end, within MAX_MONTHS of the first. */
@@ -86,6 +135,8 @@ const ZERO = new ExactSum();
 
 export class MetricsBook {
   private readonly currencies = new Map<string, CurrencyBook>();
+  /** Scratch space for a customer's sorted events. */
+  private keys = new Float64Array(64);
 
   private currency(name: string): CurrencyBook {
     let c = this.currencies.get(name);
@@ -100,94 +151,91 @@ export class MetricsBook {
   addCustomer(currencyName: string, contracts: readonly ContractTerm[]): CustomerChange[] {
     const cur = this.currency(currencyName);
     const terms: Term[] = [];
-    const starts: number[] = []; // [month, contract] pairs, flattened
+    const events: number[] = []; // [month, contract (~contract when it stops)] pairs, flattened
+    let fastTotal = 0;
     for (const c of contracts) {
       if (c.lastMonth < c.firstMonth) continue; // holds no month end
       if (c.firstMonth < cur.first) cur.first = c.firstMonth;
       if (c.lastMonth > cur.lastActive) cur.lastActive = c.lastMonth;
       cur.cell(c.firstMonth).contracts++;
       cur.cell(c.lastMonth + 1).contracts--;
-      starts.push(c.firstMonth, terms.length, c.lastMonth + 1, ~terms.length);
+      events.push(c.firstMonth, terms.length, c.lastMonth + 1, ~terms.length);
+      if (c.value.fast === c.value.fast) fastTotal += c.value.fast;
       terms.push(c.value);
     }
     if (terms.length === 0) return [];
+    // A term is summed as a Number when it is one over Q and all of them together stay within
+    // 2^52 (then every partial sum and difference is exact); any other is kept apart, exact.
+    const allSlow = fastTotal > 2 ** 52;
+    const isSlow = terms.map((t) => allSlow || t.fast !== t.fast);
 
-    // The customer's values as one numerator over one denominator: Q, in Numbers, when every term
-    // is a Number over Q and their sum stays within 2^52 (most customers); else the lcm, in BigInts.
-    let fast = true;
-    let total = 0;
-    for (const t of terms) {
-      fast &&= t.fast === t.fast;
-      total += Math.abs(t.fast);
-    }
-    fast &&= total <= 2 ** 52;
-    let den = Q;
-    if (!fast) for (const t of terms) if (t.den !== Q) den = lcm(den, t.den);
-    const nums: (number | bigint)[] = terms.map((t) => (fast ? t.fast : numerator(t) * (den / t.den)));
-
-    // Walk the months where a contract starts or stops, in order (at one month, starts before stops).
-    const order = Array.from({ length: starts.length / 2 }, (_, i) => i).sort((a, b) => starts[2 * a]! - starts[2 * b]! || starts[2 * b + 1]! - starts[2 * a + 1]!);
-    const active = new Set<number>();
-    const changes: CustomerChange[] = [];
-    let value: number | bigint = fast ? 0 : 0n;
-    let previous: CustomerChange | undefined;
-    for (let i = 0; i < order.length; ) {
-      const month = starts[2 * order[i]!]!;
-      let next = value;
-      for (; i < order.length && starts[2 * order[i]!] === month; i++) {
-        const c = starts[2 * order[i]! + 1]!;
-        if (c >= 0) {
-          active.add(c);
-          next = fast ? (next as number) + (nums[c] as number) : (next as bigint) + (nums[c] as bigint);
-        } else {
-          active.delete(~c);
-          next = fast ? (next as number) - (nums[~c] as number) : (next as bigint) - (nums[~c] as bigint);
-        }
+    // Walk the months where a contract starts or stops, in order: each event's month and number
+    // in one key (month × 2^26 + event), sorted as numbers (in a scratch array kept for the next).
+    const n = events.length / 2;
+    if (this.keys.length < n) this.keys = new Float64Array(Math.max(n, 2 * this.keys.length));
+    const keys = this.keys.subarray(0, n);
+    for (let e = 0; e < n; e++) keys[e] = events[2 * e]! * EVENT_KEY + e;
+    keys.sort();
+    const steps: Step[] = [];
+    let value: Value = ZERO_VALUE;
+    let q = 0;
+    let slow = NONE;
+    let active = 0;
+    for (let i = 0; i < n; ) {
+      const month = events[2 * (keys[i]! % EVENT_KEY)]!;
+      for (; i < n; i++) {
+        const e = keys[i]! % EVENT_KEY;
+        if (events[2 * e] !== month) break;
+        const c = events[2 * e + 1]!;
+        const k = c >= 0 ? c : ~c;
+        active += c >= 0 ? 1 : -1;
+        if (!isSlow[k]) q += c >= 0 ? terms[k]!.fast : -terms[k]!.fast;
+        else slow = c >= 0 ? insertSorted(slow, k) : slow.filter((x) => x !== k);
       }
-      if (active.size === 0) next = fast ? 0 : 0n; // exactly 0 (it is, but a Number sum may say -0)
-      if (next === value) continue; // a renewal at the same monthly value: no change
-      const before = value > 0;
-      const after = next > 0;
-      const movement: Movement = !before ? (changes.length === 0 ? 'newBusiness' : 'reactivation') : !after ? 'churn' : next > value ? 'expansion' : 'contraction';
-      const change: CustomerChange = { month, movement, mrr: next, den, active: [...active] };
-      this.recordChange(cur, terms, previous, change);
-      changes.push(change);
-      previous = change;
-      value = next;
+      if (active === 0) {
+        q = 0; // exactly (a Number sum may say -0)
+        slow = NONE;
+      } else if (slow.length === 0) slow = NONE;
+      const cmp = slow === value.slow || sameTerms(slow, value.slow) ? (q > value.q ? 1 : q < value.q ? -1 : 0) : compareValues({ q, slow }, value, terms);
+      if (cmp === 0) {
+        if (slow !== value.slow || q !== value.q) value = { q, slow }; // the same value, of other terms
+        continue; // a renewal at the same monthly value: no change
+      }
+      const previous = steps.length === 0 ? ZERO_VALUE : steps[steps.length - 1]!;
+      const movement: Movement = !isActive(previous) ? (steps.length === 0 ? 'newBusiness' : 'reactivation') : active === 0 ? 'churn' : cmp > 0 ? 'expansion' : 'contraction';
+      const step: Step = { q, slow, month, movement };
+      this.recordChange(cur, terms, previous, step);
+      steps.push(step);
+      value = step;
     }
-    this.recordCohort(cur, terms, changes);
-    this.recordRetention(cur, terms, changes);
-    return changes;
+    this.recordCohort(cur, terms, steps);
+    this.recordRetention(cur, terms, steps);
+    return steps.map((s) => customerChange(s, terms));
   }
 
-  private recordChange(cur: CurrencyBook, terms: Term[], p: CustomerChange | undefined, q: CustomerChange): void {
-    const cell = cur.cell(q.month);
-    addAll(cell.mrr, terms, q.active, 1);
-    if (p) addAll(cell.mrr, terms, p.active, -1);
-    cell.customers += (q.active.length > 0 ? 1 : 0) - (p && p.active.length > 0 ? 1 : 0);
+  private recordChange(cur: CurrencyBook, terms: Term[], p: Value, n: Step): void {
+    const cell = cur.cell(n.month);
+    addDifference(cell.mrr, terms, n, p);
+    cell.customers += (isActive(n) ? 1 : 0) - (isActive(p) ? 1 : 0);
     cell.moves ??= Object.fromEntries(MOVEMENTS.map((m) => [m, { customers: 0, mrr: new ExactSum() }])) as NonNullable<MonthCell['moves']>;
-    const move = cell.moves[q.movement];
+    const move = cell.moves[n.movement];
     move.customers++;
-    if (q.movement === 'churn') addAll(move.mrr, terms, p!.active, 1);
-    else if (q.movement === 'newBusiness' || q.movement === 'reactivation') addAll(move.mrr, terms, q.active, 1);
-    else {
-      const sign = q.movement === 'expansion' ? 1 : -1;
-      addAll(move.mrr, terms, q.active, sign);
-      addAll(move.mrr, terms, p!.active, -sign as 1 | -1);
-    }
+    if (n.movement === 'churn') addValue(move.mrr, terms, p, 1);
+    else if (n.movement === 'newBusiness' || n.movement === 'reactivation') addValue(move.mrr, terms, n, 1);
+    else if (n.movement === 'expansion') addDifference(move.mrr, terms, n, p);
+    else addDifference(move.mrr, terms, p, n);
   }
 
   /** The customer's cohort is the month of their first change (their new business). */
-  private recordCohort(cur: CurrencyBook, terms: Term[], changes: CustomerChange[]): void {
-    if (changes.length === 0) return;
-    const cohort = changes[0]!.month;
-    let p: CustomerChange | undefined;
-    for (const q of changes) {
-      const cell = cur.cohortCell(cohort, q.month);
-      cell.customers += (q.active.length > 0 ? 1 : 0) - (p && p.active.length > 0 ? 1 : 0);
-      addAll(cell.mrr, terms, q.active, 1);
-      if (p) addAll(cell.mrr, terms, p.active, -1);
-      p = q;
+  private recordCohort(cur: CurrencyBook, terms: Term[], steps: Step[]): void {
+    if (steps.length === 0) return;
+    const row = cur.cohortRow(steps[0]!.month);
+    let p: Value = ZERO_VALUE;
+    for (const n of steps) {
+      const cell = row.getOrMake(n.month, newCohortCell);
+      cell.customers += (isActive(n) ? 1 : 0) - (isActive(p) ? 1 : 0);
+      addDifference(cell.mrr, terms, n, p);
+      p = n;
     }
   }
 
@@ -195,45 +243,31 @@ export class MetricsBook {
    * The retention sums: at month M, a customer with MRR at M − 12 adds their MRR now, then, and
    * the smaller of the two. That changes only at the customer's change months and twelve after.
    */
-  private recordRetention(cur: CurrencyBook, terms: Term[], changes: CustomerChange[]): void {
-    const none: readonly number[] = [];
-    /** The contracts active at a month, and the customer's exact value then. */
-    const at = (month: number): CustomerChange | undefined => {
-      let found: CustomerChange | undefined;
-      for (const c of changes) {
-        if (c.month > month) break;
-        found = c;
-      }
-      return found;
-    };
-    const months = [...new Set(changes.flatMap((c) => [c.month, c.month + 12]))].sort((a, b) => a - b);
-    let now = none;
-    let then = none;
-    let least = none;
-    for (const month of months) {
-      const previously = at(month - 12);
-      const counted = previously !== undefined && previously.active.length > 0;
-      const current = at(month)!;
-      const nextNow = counted ? current.active : none;
-      const nextThen = counted ? previously.active : none;
-      const nextLeast = counted ? (current.mrr < previously.mrr ? current.active : previously.active) : none;
+  private recordRetention(cur: CurrencyBook, terms: Term[], steps: Step[]): void {
+    let now: Value = ZERO_VALUE;
+    let then: Value = ZERO_VALUE;
+    let least: Value = ZERO_VALUE;
+    let atNow = -1; // the last step at or before the month
+    let atThen = -1; // the last step at or before the month − 12
+    let i = 0; // next step month
+    let j = 0; // next step month + 12
+    while (i < steps.length || j < steps.length) {
+      const month = Math.min(i < steps.length ? steps[i]!.month : Infinity, j < steps.length ? steps[j]!.month + 12 : Infinity);
+      while (i < steps.length && steps[i]!.month <= month) atNow = i++;
+      while (j < steps.length && steps[j]!.month + 12 <= month) atThen = j++;
+      const previously = atThen < 0 ? ZERO_VALUE : steps[atThen]!;
+      const counted = isActive(previously);
+      const nextNow = counted ? (atNow < 0 ? ZERO_VALUE : steps[atNow]!) : ZERO_VALUE;
+      const nextThen = counted ? previously : ZERO_VALUE;
+      const nextLeast = counted ? (compareValues(nextNow, nextThen, terms) < 0 ? nextNow : nextThen) : ZERO_VALUE;
       if (nextNow !== now || nextThen !== then || nextLeast !== least) {
         const cell = cur.cell(month);
         const sums = (cell.retained ??= { now: new ExactSum(), then: new ExactSum(), min: new ExactSum() });
-        if (nextNow !== now) {
-          addAll(sums.now, terms, nextNow, 1);
-          addAll(sums.now, terms, now, -1);
-        }
-        if (nextThen !== then) {
-          addAll(sums.then, terms, nextThen, 1);
-          addAll(sums.then, terms, then, -1);
-        }
-        if (nextLeast !== least) {
-          addAll(sums.min, terms, nextLeast, 1);
-          addAll(sums.min, terms, least, -1);
-        }
+        if (nextNow !== now) addDifference(sums.now, terms, nextNow, now);
+        if (nextThen !== then) addDifference(sums.then, terms, nextThen, then);
+        if (nextLeast !== least) addDifference(sums.min, terms, nextLeast, least);
+        [now, then, least] = [nextNow, nextThen, nextLeast];
       }
-      [now, then, least] = [nextNow, nextThen, nextLeast];
     }
   }
 
@@ -250,6 +284,7 @@ export class MetricsBook {
   monthly(): MonthFigures[] {
     const out: MonthFigures[] = [];
     for (const cur of this.series()) {
+      const common = cur.common();
       let contracts = 0;
       let customers = 0;
       const mrr = new ExactSum();
@@ -270,13 +305,13 @@ export class MetricsBook {
             retainedMin.add(cell.retained.min);
           }
         }
-        const exact = mrr.fraction();
+        const exact = mrr.fraction(common);
         const moveOf = (name: Movement) => cell?.moves?.[name] ?? { customers: 0, mrr: ZERO };
         const net = new ExactSum();
         for (const name of MOVEMENTS) net.add(moveOf(name).mrr, name === 'contraction' || name === 'churn' ? -1 : 1);
         const churned = moveOf('churn');
-        const lost = moveOf('churn').mrr.clone().add(moveOf('contraction').mrr).fraction();
-        const then = retainedThen.fraction();
+        const lost = moveOf('churn').mrr.clone().add(moveOf('contraction').mrr).fraction(common);
+        const then = retainedThen.fraction(common);
         out.push({
           month: formatMonth(m),
           currency: cur.currency,
@@ -286,17 +321,17 @@ export class MetricsBook {
           arr: money({ n: exact.n * 12n, d: exact.d }),
           arpa: customers === 0 ? null : money({ n: exact.n, d: exact.d * BigInt(customers) }),
           movements: {
-            ...(Object.fromEntries(MOVEMENTS.map((name) => [name, { customers: moveOf(name).customers, mrr: money(moveOf(name).mrr.fraction()) }])) as Record<
+            ...(Object.fromEntries(MOVEMENTS.map((name) => [name, { customers: moveOf(name).customers, mrr: money(moveOf(name).mrr.fraction(common)) }])) as Record<
               Movement,
               { customers: number; mrr: string }
             >),
-            netNewMrr: money(net.fraction()),
+            netNewMrr: money(net.fraction(common)),
           },
           rates: {
             customerChurn: ratio({ n: BigInt(churned.customers), d: 1n }, { n: BigInt(lastCustomers), d: 1n }),
             grossMrrChurn: ratio(lost, lastMrr),
-            netRevenueRetention: ratio(retainedNow.fraction(), then),
-            grossRevenueRetention: ratio(retainedMin.fraction(), then),
+            netRevenueRetention: ratio(retainedNow.fraction(common), then),
+            grossRevenueRetention: ratio(retainedMin.fraction(common), then),
           },
         });
         lastCustomers = customers;
@@ -310,6 +345,7 @@ export class MetricsBook {
   cohorts(): CohortFigures[] {
     const out: CohortFigures[] = [];
     for (const cur of this.series()) {
+      const common = cur.common();
       for (const cohort of [...cur.cohorts.keys()].sort((a, b) => a - b)) {
         if (cohort > cur.last) continue;
         const row = cur.cohorts.get(cohort)!;
@@ -322,7 +358,7 @@ export class MetricsBook {
             customers += cell.customers;
             mrr.add(cell.mrr);
           }
-          months.push({ month: formatMonth(m), customers, mrr: money(mrr.fraction()) });
+          months.push({ month: formatMonth(m), customers, mrr: money(mrr.fraction(common)) });
         }
         out.push({ currency: cur.currency, cohort: formatMonth(cohort), customers: months[0]!.customers, mrr: months[0]!.mrr, months });
       }
@@ -331,9 +367,48 @@ export class MetricsBook {
   }
 }
 
-/** Adds (or takes away) the terms of the given contracts to a sum. */
-function addAll(sum: ExactSum, terms: Term[], contracts: readonly number[], sign: 1 | -1): void {
-  for (const c of contracts) sum.addTerm(terms[c]!, sign);
+/** Whether a value is above zero: every term is, so whether any is active. */
+const isActive = (v: Value) => v.q !== 0 || v.slow.length !== 0;
+
+function insertSorted(list: readonly number[], k: number): number[] {
+  const out = [...list, k];
+  return out.sort((a, b) => a - b);
+}
+
+const sameTerms = (a: readonly number[], b: readonly number[]) => a === b || (a.length === b.length && a.every((x, i) => x === b[i]));
+
+/** A value's exact sum. */
+function exactOf(v: Value, terms: Term[]): ExactSum {
+  const sum = new ExactSum();
+  addValue(sum, terms, v, 1);
+  return sum;
+}
+
+/** a − b's sign, exact: in Numbers when their other terms are the same. */
+function compareValues(a: Value, b: Value, terms: Term[]): -1 | 0 | 1 {
+  if (sameTerms(a.slow, b.slow)) return a.q > b.q ? 1 : a.q < b.q ? -1 : 0;
+  return exactOf(a, terms).add(exactOf(b, terms), -1).sign();
+}
+
+/** Adds a value (sign 1) or takes it away (-1). */
+function addValue(sum: ExactSum, terms: Term[], v: Value, sign: 1 | -1): void {
+  sum.addNumber(sign * v.q);
+  for (const k of v.slow) sum.addTerm(terms[k]!, sign);
+}
+
+/** Adds a − b (each of a and b within 2^52: their difference is exact). */
+function addDifference(sum: ExactSum, terms: Term[], a: Value, b: Value): void {
+  sum.addNumber(a.q - b.q);
+  if (a.slow === b.slow) return;
+  for (const k of a.slow) sum.addTerm(terms[k]!, 1);
+  for (const k of b.slow) sum.addTerm(terms[k]!, -1);
+}
+
+/** The change as the book answers it: its MRR as one exact numerator. */
+function customerChange(s: Step, terms: Term[]): CustomerChange {
+  if (s.slow.length === 0) return { month: s.month, movement: s.movement, mrr: s.q, den: Q };
+  const f = exactOf(s, terms).fraction();
+  return { month: s.month, movement: s.movement, mrr: f.n, den: f.d };
 }
 
 /** A customer's change as stored: its month, its MRR rounded to whole cents, its movement. */

@@ -2,8 +2,11 @@
 // (`GET …/customers?month=`): each change's month, its movement and the MRR from then on in whole
 // cents (each rounded on its own, as the read shows it), packed as variable-length integers. A
 // month between two changes has the earlier change's MRR, and `retained` as its movement.
-import { openScratchFile } from '../platform/scratchFiles.ts';
-import { closeSync, writeSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { closeSync, createReadStream, openSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { type CustomerMovement, type Movement, MOVEMENTS } from './definitions.ts';
 import type { CohortFigures, CustomerChange, MonthFigures, SeriesBounds } from './book.ts';
 import { Q } from './exact.ts';
@@ -12,8 +15,8 @@ export type StoredChange = { month: number; movement: Movement; cents: bigint };
 
 const QN = Number(Q);
 
-/** A change's MRR in whole cents, rounded half away from zero (MRR is never negative). */
-export function changeCents(c: CustomerChange): bigint {
+/** A change's MRR in whole cents, rounded half away from zero (MRR is never negative): a Number when it is one over Q. */
+function cents(c: CustomerChange): number | bigint {
   if (typeof c.mrr === 'number') {
     let k = Math.floor(c.mrr / QN);
     let r = c.mrr - k * QN;
@@ -24,25 +27,36 @@ export function changeCents(c: CustomerChange): bigint {
       k++;
       r -= QN;
     }
-    return BigInt(2 * r >= QN ? k + 1 : k);
+    return 2 * r >= QN ? k + 1 : k;
   }
   return (2n * c.mrr + c.den) / (2n * c.den);
 }
 
+export const changeCents = (c: CustomerChange): bigint => BigInt(cents(c));
+
 /** Packs a customer's changes (at least one, in month order). */
 export function packChanges(changes: readonly CustomerChange[]): Buffer {
   const bytes: number[] = [];
-  const varint = (v: bigint) => {
-    while (v >= 0x80n) {
-      bytes.push(Number(v & 0x7fn) | 0x80);
-      v >>= 7n;
+  const varint = (v: number | bigint) => {
+    if (typeof v === 'number' && v <= Number.MAX_SAFE_INTEGER) {
+      while (v >= 0x80) {
+        bytes.push((v % 0x80) | 0x80);
+        v = Math.floor(v / 0x80);
+      }
+      bytes.push(v);
+      return;
     }
-    bytes.push(Number(v));
+    let b = BigInt(v);
+    while (b >= 0x80n) {
+      bytes.push(Number(b & 0x7fn) | 0x80);
+      b >>= 7n;
+    }
+    bytes.push(Number(b));
   };
   let month = changes[0]!.month;
   for (const c of changes) {
-    varint(BigInt((c.month - month) * 8 + MOVEMENTS.indexOf(c.movement)));
-    varint(changeCents(c));
+    varint((c.month - month) * 8 + MOVEMENTS.indexOf(c.movement));
+    varint(cents(c));
     month = c.month;
   }
   return Buffer.from(bytes);
@@ -89,10 +103,10 @@ export function customerMonth(changes: readonly StoredChange[], month: number): 
 
 /**
  * The customers' changes of a version as COPY text lines for version_customers: in memory, or,
- * past `SPILL_BYTES`, in a temporary file (unlinked at once) whose descriptor goes to whoever
- * stores them (any thread of the process may read it; storing closes it).
+ * past `SPILL_BYTES`, in a temporary file readable by the process's user only, named for whoever
+ * stores them (a descriptor is the thread's that opened it): storing it, or discarding it, deletes it.
  */
-export type CustomerLines = { chunks: string[]; fd?: undefined; bytes: number } | { fd: number; bytes: number; chunks?: undefined };
+export type CustomerLines = { chunks: string[]; path?: undefined; bytes: number } | { path: string; bytes: number; chunks?: undefined };
 
 const SPILL_BYTES = 4 * 1024 * 1024;
 
@@ -132,9 +146,12 @@ export class CustomerLinesWriter {
     if (this.held >= SPILL_BYTES) this.spill();
   }
 
+  private path: string | undefined;
+
   private spill(): void {
     if (this.fd === undefined) {
-      this.fd = openScratchFile('customers');
+      this.path = join(tmpdir(), `dataset-service-customers-${process.pid}-${randomUUID()}`);
+      this.fd = openSync(this.path, 'wx', 0o600);
     }
     const buffer = Buffer.from(this.chunks.join(''), 'utf8');
     writeSync(this.fd, buffer, 0, buffer.length, this.bytes);
@@ -148,23 +165,31 @@ export class CustomerLinesWriter {
     this.endChunk();
     if (this.fd === undefined) return { chunks: this.chunks, bytes: this.chunks.reduce((n, c) => n + Buffer.byteLength(c), 0) };
     this.spill();
-    const fd = this.fd;
+    closeSync(this.fd);
     this.fd = undefined;
-    return { fd, bytes: this.bytes };
+    return { path: this.path!, bytes: this.bytes };
   }
 
-  /** Lets the file go (when done() was not called, or its lines will not be stored). */
+  /** Lets the file go (when done() was not called). */
   close(): void {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
+    if (this.path !== undefined) rmSync(this.path, { force: true });
   }
 }
 
-/** Lets go of the lines' file, if they have one (once stored, or when they will not be). */
+/** Opens the lines to be read once: their file is deleted as it is opened (it goes when closed). */
+export function readCustomerLines(lines: CustomerLines): Readable {
+  if (lines.path === undefined) return Readable.from(lines.chunks);
+  const fd = openSync(lines.path, 'r');
+  discardCustomerLines(lines);
+  return createReadStream('', { fd, autoClose: true });
+}
+
+/** Deletes the lines' file, if they have one (when they will not be stored). */
 export function discardCustomerLines(lines: CustomerLines | undefined): void {
-  if (lines?.fd === undefined) return;
-  const fd = lines.fd;
-  (lines as { fd?: number }).fd = undefined;
+  if (lines?.path === undefined) return;
+  rmSync(lines.path, { force: true });
+  (lines as { path?: string }).path = undefined;
   (lines as { chunks?: string[] }).chunks = [];
-  closeSync(fd);
 }

@@ -2,7 +2,7 @@
 // contract's monthly value and the month ends it is active at, the movements, the series' bounds,
 // and the words that the OpenAPI document and docs/metrics.md show for each figure. The build
 // (book.ts) and the reads follow these; nothing else defines a figure.
-import { civil, daysInMonth, monthNumber, monthOfDay } from './calendar.ts';
+import { civil, daysInMonth, monthNumber } from './calendar.ts';
 import { type Term, term, termOf } from './exact.ts';
 
 /** A currency's series holds at most this many months. */
@@ -33,8 +33,11 @@ export type ContractTerm = { firstMonth: number; lastMonth: number; value: Term;
  * month's length); undefined otherwise.
  */
 export function wholeMonths(startDay: number, endDay: number): number | undefined {
-  const start = civil(startDay);
-  const after = civil(endDay + 1);
+  return termMonths(civil(startDay), civil(endDay + 1));
+}
+
+/** m when the day after the term's end is its start plus m ≥ 1 calendar months (the day clamped), else undefined. */
+function termMonths(start: { year: number; month: number; day: number }, after: { year: number; month: number; day: number }): number | undefined {
   const m = monthNumber(after.year, after.month) - monthNumber(start.year, start.month);
   if (m < 1) return undefined;
   return after.day === Math.min(start.day, daysInMonth(after.year, after.month)) ? m : undefined;
@@ -42,11 +45,13 @@ export function wholeMonths(startDay: number, endDay: number): number | undefine
 
 /** A contributing contract's month ends and monthly value (amount in cents, > 0). */
 export function contractTerm(startDay: number, endDay: number, cents: bigint | number): ContractTerm {
+  const start = civil(startDay);
+  const after = civil(endDay + 1);
   // Active at a month's end when startDate ≤ that day ≤ endDate: from the start's month to the
   // month before the one that holds the day after the end.
-  const firstMonth = monthOfDay(startDay);
-  const lastMonth = monthOfDay(endDay + 1) - 1;
-  const months = wholeMonths(startDay, endDay);
+  const firstMonth = monthNumber(start.year, start.month);
+  const lastMonth = monthNumber(after.year, after.month) - 1;
+  const months = termMonths(start, after);
   // amount ÷ m, or amount ÷ (days ÷ (365.25 / 12)) = amount × 487 ÷ (16 × days).
   const days = endDay - startDay + 1;
   let value: Term;

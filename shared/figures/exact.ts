@@ -81,7 +81,8 @@ export class ExactSum {
     return new ExactSum().addTerm(t, 1);
   }
 
-  private addQ(x: number): void {
+  /** Adds x ÷ Q (x a safe integer within 2^53). */
+  addNumber(x: number): void {
     const n = this.n + x;
     if (n > CARRY || n < -CARRY) {
       this.big += BigInt(n);
@@ -90,7 +91,7 @@ export class ExactSum {
   }
 
   addTerm(t: Term, sign: 1 | -1): this {
-    if (t.fast === t.fast) this.addQ(sign * t.fast);
+    if (t.fast === t.fast) this.addNumber(sign * t.fast);
     else if (t.den === Q) this.big += sign === 1 ? t.num : -t.num;
     else if (t.den > BigInt(CARRY)) throw new RangeError('a denominator too large');
     else if (t.num <= BigInt(CARRY)) this.addRest(Number(t.den), sign * Number(t.num));
@@ -113,7 +114,7 @@ export class ExactSum {
   }
 
   add(s: ExactSum, sign: 1 | -1 = 1): this {
-    this.addQ(sign * s.n);
+    this.addNumber(sign * s.n);
     if (s.big !== 0n) this.big += sign === 1 ? s.big : -s.big;
     if (s.rest) for (const [den, x] of s.rest) if (x !== 0) this.addRest(den, sign * x);
     if (s.restBig) for (const [den, x] of s.restBig) this.addRestBig(den, sign === 1 ? x : -x);
@@ -134,18 +135,20 @@ export class ExactSum {
     return this.rest === undefined && this.restBig === undefined && this.big === 0n;
   }
 
-  /** The exact value as one fraction. */
-  fraction(): Fraction {
+  /** The exact value as one fraction (over `common`'s denominator when given: it must hold every one of the sum's). */
+  fraction(common?: CommonDenominator): Fraction {
     const q = this.big + BigInt(this.n);
-    if (this.rest === undefined && this.restBig === undefined) return { n: q, d: Q };
-    const parts = new Map<bigint, bigint>();
-    for (const [den, x] of this.rest ?? []) if (x !== 0) parts.set(BigInt(den), BigInt(x));
-    for (const [den, x] of this.restBig ?? []) parts.set(BigInt(den), (parts.get(BigInt(den)) ?? 0n) + x);
-    let d = Q;
-    for (const [den, x] of parts) if (x !== 0n) d = lcm(d, den);
-    let n = q * (d / Q);
-    for (const [den, x] of parts) if (x !== 0n) n += x * (d / den);
-    return { n, d };
+    if (this.rest === undefined && this.restBig === undefined) return common ? { n: q * common.over(Q), d: common.d } : { n: q, d: Q };
+    const c = common ?? CommonDenominator.of([this]);
+    let n = q * c.over(Q);
+    for (const [den, x] of this.rest ?? []) if (x !== 0) n += BigInt(x) * c.over(BigInt(den));
+    for (const [den, x] of this.restBig ?? []) n += x * c.over(BigInt(den));
+    return { n, d: c.d };
+  }
+
+  /** The denominators of its parts besides Q. */
+  denominators(): number[] {
+    return [...(this.rest?.keys() ?? []), ...(this.restBig?.keys() ?? [])];
   }
 
   sign(): -1 | 0 | 1 {
@@ -158,6 +161,32 @@ export class ExactSum {
   static compare(a: ExactSum, b: ExactSum): -1 | 0 | 1 {
     if (a.simple && b.simple) return a.n > b.n ? 1 : a.n < b.n ? -1 : 0;
     return a.clone().add(b, -1).sign();
+  }
+}
+
+/** A denominator that all of some sums' denominators divide, with the factor for each. */
+export class CommonDenominator {
+  readonly d: bigint;
+  private readonly factors = new Map<bigint, bigint>();
+
+  private constructor(d: bigint) {
+    this.d = d;
+  }
+
+  /** The least common denominator of these sums (and Q). */
+  static of(sums: Iterable<ExactSum>): CommonDenominator {
+    const dens = new Set<number>();
+    for (const s of sums) for (const den of s.denominators()) dens.add(den);
+    let d = Q;
+    for (const den of dens) d = lcm(d, BigInt(den));
+    return new CommonDenominator(d);
+  }
+
+  /** d ÷ den. */
+  over(den: bigint): bigint {
+    let f = this.factors.get(den);
+    if (f === undefined) this.factors.set(den, (f = this.d / den));
+    return f;
   }
 }
 

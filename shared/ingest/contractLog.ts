@@ -105,8 +105,15 @@ export class ContractLog {
         const from = starts[s]!;
         const to = starts[s + 1]!;
         if (from === to) continue;
-        // One customer's contracts: by currency (few), each currency once.
-        const mine = Array.from(order.subarray(from, to)).sort((a, b) => ints[a * INTS + 1]! - ints[b * INTS + 1]!);
+        // One customer's contracts: by currency (few, most often one), each currency once.
+        let mine: ArrayLike<number> = order.subarray(from, to);
+        const firstCurrency = ints[mine[0]! * INTS + 1];
+        for (let i = 1; i < mine.length; i++) {
+          if (ints[mine[i]! * INTS + 1] !== firstCurrency) {
+            mine = Array.from(mine).sort((a, b) => ints[a * INTS + 1]! - ints[b * INTS + 1]!);
+            break;
+          }
+        }
         for (let i = 0; i < mine.length; ) {
           const currency = ints[mine[i]! * INTS + 1]!;
           group.customer = ints[mine[i]! * INTS]!;

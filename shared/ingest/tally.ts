@@ -41,7 +41,7 @@ export const DEFAULT_TALLY_LIMITS: Readonly<TallyLimits> = Object.freeze({
   pairs: 1_000_000,
   runs: 4_000_000,
   setSlots: 1 << 20,
-  contractsInMemory: 1 << 20,
+  contractsInMemory: 1 << 18,
 });
 
 const MIN_DAY = -719_528; // 0000-01-01, days since 1970-01-01
