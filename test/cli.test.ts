@@ -112,7 +112,8 @@ describe('dsvc command line', () => {
     expect(JSON.parse(deleted.stdout)).to.include({ id: dataset.id, deleted: true });
   });
 
-  it('when a file is uploaded in a terminal, then bars show the bytes sent and the rows built, and the active version is told', async () => {
+  it('when a file is uploaded in a terminal, then bars show the bytes sent and the rows built, and the active version is told', async function () {
+    this.timeout(60_000); // two builds of 200,000 rows
     await run(['datasets', 'create', '--external-ref', 'cli-upload', '--name', 'Upload']);
     const file = join(dir, 'contracts.csv');
     await writeFile(file, contractsCsv(200_000));

@@ -264,7 +264,8 @@ describe('metrics and catalog', () => {
       }
     });
 
-    it('when the tally thread runs out of memory mid-build, then the build computes the same figures in SQL', async () => {
+    it('when the tally thread runs out of memory mid-build, then the build computes the same figures in SQL', async function () {
+      this.timeout(90_000);
       const local = await startService({ worker: false });
       // A thread of 16 MiB: enough to start and tally a file of 10,000 rows (with room to spare:
       // a thread of 12 MiB sometimes ran out on a small file in CI), not the monthly figures of
