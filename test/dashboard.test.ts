@@ -4,6 +4,7 @@
 // form's idempotency. The browser tests (test/browser/dashboard.browser.ts) look at the pages.
 import { expect } from 'chai';
 import { addMember } from '../shared/tenancy/memberships.ts';
+import { decimal, percent } from '../api/dashboard/format.ts';
 import { DashboardClient } from './support/dashboard.ts';
 import { HEADER, newDataset, postCsv } from './support/ingest.ts';
 import { useService } from './support/service.ts';
@@ -27,6 +28,19 @@ describe('the people dashboard over HTTP', () => {
   }
 
   const versionCount = async (datasetId: string) => Number((await svc.db.query('SELECT count(*) FROM versions WHERE dataset_id = $1', [datasetId])).rows[0].count);
+
+  it('when the API\'s figures are written for people, then amounts get thousands separators and ratios become percentages, digit for digit', () => {
+    expect(decimal('1234567.50')).to.equal('1,234,567.50');
+    expect(decimal('-50.01')).to.equal('−50.01');
+    expect(decimal('999.00')).to.equal('999.00');
+    expect(decimal(12345)).to.equal('12,345');
+    expect(decimal(null)).to.equal('—');
+    expect(percent('1.0667')).to.equal('106.67 %');
+    expect(percent('0.05')).to.equal('5.00 %');
+    expect(percent('0.0000')).to.equal('0.00 %');
+    expect(percent('12.3456')).to.equal('1,234.56 %');
+    expect(percent(null)).to.equal('—');
+  });
 
   it('when a page is asked for, then it carries the security headers and is not cached, and the session cookie is HttpOnly, SameSite=Lax and scoped to /dashboard', async () => {
     const client = new DashboardClient(svc.url);

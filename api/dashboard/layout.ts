@@ -42,6 +42,7 @@ table{border-collapse:collapse;font-size:.9375rem;width:100%}
 th,td{text-align:left;padding:.45rem .6rem;border-bottom:1px solid #e5e7eb;vertical-align:top}
 thead th{position:sticky;top:0;background:#f9fafb;font-size:.8125rem;color:#374151}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+tbody th{white-space:nowrap}
 td time{white-space:nowrap}
 code{font-size:.875em;background:#f3f4f6;padding:.1em .3em;border-radius:4px;overflow-wrap:anywhere}
 .figures{display:grid;grid-template-columns:repeat(auto-fit,minmax(11rem,1fr));gap:.75rem;margin:0}

@@ -91,7 +91,10 @@ export class DashboardSessions {
     };
   }
 
-  async signIn(res: Response, personId: string): Promise<void> {
+  /** A new session for the person (a session this browser had before is ended: a fresh token at every sign-in). */
+  async signIn(req: Request, res: Response, personId: string): Promise<void> {
+    const previous = this.sessionTokenOf(req);
+    if (previous) await endDashboardSession(this.pool, previous);
     const token = await startDashboardSession(this.pool, personId);
     this.setCookie(res, SESSION_COOKIE, token, DASHBOARD_SESSION_HOURS * 3600);
     this.setCookie(res, FORM_COOKIE, '', 0);
