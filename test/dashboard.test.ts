@@ -5,6 +5,7 @@
 import { expect } from 'chai';
 import { addMember } from '../shared/tenancy/memberships.ts';
 import { decimal, percent } from '../api/dashboard/format.ts';
+import { DashboardSessions } from '../api/dashboard/session.ts';
 import { DashboardClient } from './support/dashboard.ts';
 import { HEADER, newDataset, postCsv } from './support/ingest.ts';
 import { useService } from './support/service.ts';
@@ -66,6 +67,17 @@ describe('the people dashboard over HTTP', () => {
     expect(datasets.status).to.equal(200);
     expect(datasets.headers.get('x-frame-options')).to.equal('DENY');
     expect(datasets.text).not.to.match(/<script|https?:\/\/(?!127\.0\.0\.1)[a-z]/i); // nothing from another host, no script
+  });
+
+  it('when the service is served over https, then the session cookie is also Secure', async () => {
+    const { client } = await member();
+    const personId = (await svc.db.query('SELECT person_id FROM dashboard_sessions LIMIT 1')).rows[0].person_id;
+    const set: string[] = [];
+    const res = { append: (name: string, value: string) => name === 'Set-Cookie' && set.push(value) };
+    const sessions = new DashboardSessions(svc.db, 'a key', 'https://dashboard.example');
+    await sessions.signIn({ headers: {} } as never, res as never, personId);
+    expect(set.find((c) => c.startsWith('svc_dashboard='))).to.match(/; HttpOnly; SameSite=Lax; Max-Age=\d+; Secure$/);
+    expect(client.cookies.has('svc_dashboard')).to.equal(true);
   });
 
   it('when a wrong invitation code or an unknown email signs up, then both get the same refusal and nobody is signed in', async () => {
