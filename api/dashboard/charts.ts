@@ -3,7 +3,8 @@
 // (MRR's movements: what was won above, what was lost below), with an optional line (MRR itself).
 // The numbers here only place shapes; every figure a person reads is in the table beside the
 // chart, as the API gave it. Each chart is an image with a title and a description for screen
-// readers, and its legend is HTML beneath it, so it wraps on a narrow screen.
+// readers, and its legend is HTML beneath it, so it wraps on a narrow screen; on a phone the
+// chart keeps a readable size and scrolls sideways in its own region.
 import { escapeHtml } from '../html.ts';
 
 export type ChartSeries = { name: string; color: string; values: (number | null)[] };
@@ -119,12 +120,12 @@ export function barChart(chart: BarChart): string {
     .join('');
   const titleId = `${chart.id}-title`;
   const descId = `${chart.id}-desc`;
-  return `<figure class="chart">
+  return `<figure class="chart"><div class="plot" role="region" tabindex="0" aria-label="${escapeHtml(chart.title)} (chart)">
 <svg viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-labelledby="${titleId} ${descId}" preserveAspectRatio="xMidYMid meet">
 <title id="${titleId}">${escapeHtml(chart.title)}</title><desc id="${descId}">${escapeHtml(chart.description)}</desc>
-<g class="axis" font-size="12" fill="#374151">${grid.join('')}${xLabels}</g>
+<g class="axis" font-size="13" fill="#374151">${grid.join('')}${xLabels}</g>
 <g>${bars.join('')}</g>${line}
-</svg>
+</svg></div>
 <ul class="legend">${legend}</ul>
 </figure>`;
 }

@@ -52,7 +52,8 @@ code{font-size:.875em;background:#f3f4f6;padding:.1em .3em;border-radius:4px;ove
 .pair{display:grid;gap:1rem;grid-template-columns:minmax(0,1fr)}
 @media (min-width:64rem){.pair{grid-template-columns:minmax(0,3fr) minmax(0,2fr)}}
 figure.chart{margin:0}
-figure.chart svg{width:100%;height:auto;display:block}
+figure.chart .plot{overflow-x:auto}
+figure.chart svg{width:100%;min-width:34rem;height:auto;display:block}
 .legend{list-style:none;margin:.5rem 0 0;padding:0;display:flex;flex-wrap:wrap;gap:.25rem 1rem;font-size:.875rem}
 .swatch{display:inline-block;width:.875rem;height:.875rem;border-radius:2px;margin-right:.375rem;vertical-align:-1px}
 .swatch.line{height:.25rem;vertical-align:3px}
