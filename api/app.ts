@@ -11,6 +11,8 @@ import { type Deps, handlerFor, keptAnswerRenderers, type Operation } from './de
 import { operations } from './routes/index.ts';
 import { interactionErrorPage } from './oauth/interactions/errorPage.ts';
 import { interactionRoutes } from './oauth/interactions/routes.ts';
+import { dashboardRoutes } from './dashboard/routes.ts';
+import { DASHBOARD_PATH } from './dashboard/session.ts';
 import { peopleRoutes } from './people/connections.ts';
 import { PEOPLE_PATH } from './people/session.ts';
 import { requestLog } from './requestLog.ts';
@@ -69,6 +71,8 @@ export function createApp(deps: Deps): express.Express {
   app.use('/oauth/interaction/:uid', interactionRoutes({ config, pool: deps.pool, log, provider, csrfKey: keys.cookieKeys[0]! }));
   // People's own page of the programs they connected (sign-in as on the consent pages).
   app.use(PEOPLE_PATH, peopleRoutes({ config, pool: deps.pool, log, sessionKey: keys.cookieKeys[0]! }));
+  // The people's dashboard: their datasets' figures, versions, uploads and exports (sign-in as on the consent pages).
+  app.use(DASHBOARD_PATH, dashboardRoutes({ config, pool: deps.pool, log, boss: deps.boss, outcomes: deps.outcomes, blobs: deps.blobs, sessionKey: keys.cookieKeys[0]! }));
   app.use('/oauth/interaction', interactionErrorPage(log));
   const serveOAuth = provider.callback();
   // With the methods the provider takes on each (OPTIONS: its CORS preflight for browser clients,
