@@ -24,12 +24,14 @@ CREATE TABLE version_series (
   PRIMARY KEY (version_id, currency)
 );
 
+-- A currency's cohorts, as the cohorts read shows them: the JSON of its entries, in cohort
+-- order, joined by commas (an array's inside), so that a read sends them as they are: a
+-- version's cohorts are megabytes of JSON (a cohort per month, each with every month after it).
 CREATE TABLE version_cohorts (
   version_id  text NOT NULL REFERENCES versions (id) ON DELETE CASCADE,
   currency    char(3) NOT NULL,
-  cohort      date NOT NULL,
-  figures     jsonb NOT NULL,
-  PRIMARY KEY (version_id, currency, cohort)
+  cohorts     text NOT NULL,
+  PRIMARY KEY (version_id, currency)
 );
 
 -- Each customer's changes of MRR in a currency (shared/figures/customerChanges.ts): from its

@@ -51,7 +51,7 @@ export function datasetRoutes(router: Router, ctx: DashboardContext): void {
       activeVersionOf(pool, viewer.tenant, dataset.id),
       listVersions(pool, dataset.id, { limit: VERSIONS_SHOWN }),
     ]);
-    const cohorts = versionId ? ((await readCohorts(pool, versionId, undefined)) as CohortFigures[]) : [];
+    const cohorts = versionId ? await readCohorts(pool, versionId, undefined) : [];
     html(
       res,
       status,

@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { StringDecoder } from 'node:string_decoder';
 import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
-import { MetricsBook } from '../figures/book.ts';
+import { type CohortFigures, MetricsBook } from '../figures/book.ts';
 import { formatMonth, parseMonth } from '../figures/calendar.ts';
 import { contractTerm, type ContractTerm, type CustomerMovement } from '../figures/definitions.ts';
 import { customerMonth, CustomerLinesWriter, discardCustomerLines, type MonthlyFigures, readCustomerLines, unpackChanges } from '../figures/customerChanges.ts';
@@ -40,16 +40,17 @@ export async function storeMonthlyFigures(client: Client, versionId: string, fig
       figures.monthly.map(({ month: _m, currency: _c, ...rest }) => JSON.stringify(rest)),
     ],
   );
-  await client.query(
-    `INSERT INTO version_cohorts (version_id, currency, cohort, figures)
-     SELECT $1, c, make_date(m / 12, m % 12 + 1, 1), f FROM unnest($2::text[], $3::int[], $4::jsonb[]) AS x(c, m, f)`,
-    [
-      versionId,
-      figures.cohorts.map((c) => c.currency),
-      figures.cohorts.map((c) => parseMonth(c.cohort)),
-      figures.cohorts.map(({ currency: _c, cohort: _m, ...rest }) => JSON.stringify(rest)),
-    ],
-  );
+  const cohortsOf = new Map<string, string[]>();
+  for (const c of figures.cohorts) {
+    let list = cohortsOf.get(c.currency);
+    if (list === undefined) cohortsOf.set(c.currency, (list = []));
+    list.push(JSON.stringify(c));
+  }
+  await client.query('INSERT INTO version_cohorts (version_id, currency, cohorts) SELECT $1, * FROM unnest($2::text[], $3::text[])', [
+    versionId,
+    [...cohortsOf.keys()],
+    [...cohortsOf.values()].map((list) => list.join(',')),
+  ]);
   await client.query('INSERT INTO version_series (version_id, currency, first_month, last_month) SELECT $1, * FROM unnest($2::text[], $3::int[], $4::int[])', [
     versionId,
     figures.bounds.map((b) => b.currency),
@@ -125,14 +126,18 @@ export async function readMonthly(db: Queryable, versionId: string, range: { fro
   return rows.map((r) => r.doc);
 }
 
-/** A version's cohorts, ordered by currency then cohort. */
-export async function readCohorts(db: Queryable, versionId: string, currency: string | undefined): Promise<unknown[]> {
-  const { rows } = await db.query<{ doc: unknown }>(
-    `SELECT jsonb_build_object('currency', currency, 'cohort', to_char(cohort, 'YYYY-MM')) || figures AS doc
-     FROM version_cohorts WHERE version_id = $1 AND ($2::text IS NULL OR currency = $2) ORDER BY currency COLLATE "C", cohort`,
+/** A version's cohorts as JSON array elements joined by commas, ordered by currency then cohort (to send as they are). */
+export async function readCohortsJson(db: Queryable, versionId: string, currency: string | undefined): Promise<string> {
+  const { rows } = await db.query<{ cohorts: string }>(
+    `SELECT cohorts FROM version_cohorts WHERE version_id = $1 AND ($2::text IS NULL OR currency = $2) ORDER BY currency COLLATE "C"`,
     [versionId, currency ?? null],
   );
-  return rows.map((r) => r.doc);
+  return rows.map((r) => r.cohorts).join(',');
+}
+
+/** A version's cohorts, ordered by currency then cohort. */
+export async function readCohorts(db: Queryable, versionId: string, currency: string | undefined): Promise<CohortFigures[]> {
+  return JSON.parse(`[${await readCohortsJson(db, versionId, currency)}]`) as CohortFigures[];
 }
 
 export type CustomerMonth = { object: 'customer_month'; customer: string; currency: string; month: string; previousMrr: string; mrr: string; movement: CustomerMovement };
