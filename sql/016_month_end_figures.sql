@@ -44,6 +44,9 @@ CREATE TABLE version_customers (
   first_month  int NOT NULL,
   last_month   int NOT NULL,
   changes      bytea NOT NULL,
+  -- Each change's month × 8 + its movement (the index of MOVEMENTS): which customers churned in
+  -- March is a look at this in SQL, not a decoding of every customer's changes.
+  moves        int[] NOT NULL,
   PRIMARY KEY (version_id, currency, customer)
 );
 

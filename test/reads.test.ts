@@ -72,6 +72,13 @@ async function expectReferenceFigures(svc: TestService, key: string, ds: string,
     const expected = ref.customersByMonth.get(month)!.slice().sort((a, b) => (a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : Buffer.compare(Buffer.from(a.customer), Buffer.from(b.customer))));
     const at = listed.findIndex((m, i) => JSON.stringify(m) !== JSON.stringify(expected[i]));
     expect([listed.length, listed[at]], `${month}: customer ${at}`).to.deep.equal([expected.length, expected[at]]);
+    // Filtered by movement (and by currency): the same customers, those of that movement.
+    for (const movement of ['newBusiness', 'expansion', 'contraction', 'churn', 'reactivation', 'retained']) {
+      const currency = expected[0]?.currency ?? 'EUR';
+      const filtered = (await svc.request(`/v1/datasets/${ds}/customers?month=${month}&movement=${movement}&currency=${currency}&limit=100`, { key })).json;
+      const want = expected.filter((e) => e.movement === movement && e.currency === currency).slice(0, 100);
+      expect(filtered.data.map(({ object: _o, ...rest }: { object: string }) => rest), `${month} ${movement} ${currency}`).to.deep.equal(want);
+    }
   }
 }
 
@@ -163,6 +170,37 @@ describe('metrics and catalog', () => {
     const thirds = [HEADER, 't1,T,,2026-01-01,2026-12-31,0.01,EUR', 't2,T,,2026-01-01,2026-12-31,0.01,EUR', 't3,U,,2026-01-01,2026-12-31,0.04,EUR'].join('\n');
     expect((await postCsv(svc, key, ds2, thirds)).status).to.equal(201);
     expect((await svc.request(`/v1/datasets/${ds2}/metrics`, { key })).json.monthly[0].mrr).to.equal('0.01');
+  });
+
+  it('when cohorts or customers are asked with a bad month, movement, currency or cursor, then 400 bad-request naming the field; with nothing servable, the spec’s 404', async () => {
+    const ds = await newDataset(svc, key);
+    for (const path of ['cohorts', 'customers?month=2026-01']) {
+      const none = await svc.request(`/v1/datasets/${ds}/${path}`, { key });
+      expect(none.status, path).to.equal(404);
+      expect(none.json.type).to.equal(`${svc.config.errorsBase}/not-found`);
+    }
+    expect((await postCsv(svc, key, ds, `${HEADER}\nq1,Q,,2026-01-01,2026-12-31,1200.00,EUR\n`)).status).to.equal(201);
+    for (const [query, field] of [
+      ['customers', 'month'],
+      ['customers?month=2026-13', 'month'],
+      ['customers?month=2026-1', 'month'],
+      ['customers?month=2026-01&movement=upsell', 'movement'],
+      ['customers?month=2026-01&currency=eur', 'currency'],
+      ['customers?month=2026-01&cursor=not-a-cursor', 'cursor'],
+      ['customers?month=2026-01&limit=0', 'limit'],
+      ['cohorts?currency=EURO', 'currency'],
+    ]) {
+      const bad = await svc.request(`/v1/datasets/${ds}/${query}`, { key });
+      expect(bad.status, query).to.equal(400);
+      expect(bad.json.type).to.equal(`${svc.config.errorsBase}/bad-request`);
+      expect(bad.json.errors.map((e: { field: string }) => e.field), query).to.include(field);
+    }
+    const fine = (await svc.request(`/v1/datasets/${ds}/customers?month=2026-06`, { key })).json;
+    expect(fine.data).to.deep.equal([{ object: 'customer_month', customer: 'Q', currency: 'EUR', month: '2026-06', previousMrr: '100.00', mrr: '100.00', movement: 'retained' }]);
+    const cohorts = (await svc.request(`/v1/datasets/${ds}/cohorts`, { key })).json;
+    expect(cohorts).to.include({ object: 'cohorts', datasetId: ds });
+    expect(cohorts.data[0]).to.include({ currency: 'EUR', cohort: '2026-01', customers: 1, mrr: '100.00' });
+    expect(cohorts.data[0].months.at(-1)).to.deep.equal({ month: '2027-01', customers: 0, mrr: '0.00' });
   });
 
   it('when the catalog is read, then each field has type, gating, present, distinct, min and max, and every product is listed', async () => {

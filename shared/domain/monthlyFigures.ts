@@ -9,7 +9,7 @@ import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import { type CohortFigures, MetricsBook } from '../figures/book.ts';
 import { formatMonth, parseMonth } from '../figures/calendar.ts';
 import { contractTerm, type ContractTerm, type CustomerMovement } from '../figures/definitions.ts';
-import { customerMonth, CustomerLinesWriter, discardCustomerLines, type MonthlyFigures, readCustomerLines, unpackChanges } from '../figures/customerChanges.ts';
+import { customerMonth, CustomerLinesWriter, discardCustomerLines, moveCode, type MonthlyFigures, readCustomerLines, unpackChanges } from '../figures/customerChanges.ts';
 import { formatScaled } from '../figures/exact.ts';
 import type { Client, Queryable } from '../platform/db.ts';
 import type { Tenant } from './datasets.ts';
@@ -59,7 +59,7 @@ export async function storeMonthlyFigures(client: Client, versionId: string, fig
   ]);
   const lines = figures.customers;
   if (lines.bytes === 0) return discardCustomerLines(lines);
-  await pipeline(readCustomerLines(lines), client.query(copyFrom('COPY version_customers (version_id, currency, customer, first_month, last_month, changes) FROM STDIN')));
+  await pipeline(readCustomerLines(lines), client.query(copyFrom('COPY version_customers (version_id, currency, customer, first_month, last_month, changes, moves) FROM STDIN')));
 }
 
 /**
@@ -158,6 +158,8 @@ export async function readCustomerMonths(
   query: { month: string; currency?: string | undefined; movement?: CustomerMovement | undefined; limit: number; after?: CustomerCursor | undefined },
 ): Promise<{ data: CustomerMonth[]; next: CustomerCursor | undefined }> {
   const month = parseMonth(query.month);
+  // A movement other than retained is a change in that month: SQL finds the customers who have it.
+  const movedThen = query.movement && query.movement !== 'retained' ? moveCode(month, query.movement) : null;
   const data: CustomerMonth[] = [];
   let after = query.after;
   for (;;) {
@@ -167,9 +169,10 @@ export async function readCustomerMonths(
        WHERE c.version_id = $1 AND ($2::text IS NULL OR c.currency = $2)
          AND c.first_month <= $3 AND c.last_month >= $3 AND s.first_month <= $3 AND s.last_month >= $3
          AND ($4::text IS NULL OR (c.currency, c.customer) > ($4::char(3), $5::text COLLATE "C"))
+         AND ($6::int IS NULL OR $6 = ANY (c.moves))
        ORDER BY c.currency, c.customer
        LIMIT ${SCAN_ROWS}`,
-      [versionId, query.currency ?? null, month, after?.currency ?? null, after?.customer ?? null],
+      [versionId, query.currency ?? null, month, after?.currency ?? null, after?.customer ?? null, movedThen],
     );
     for (const row of rows) {
       after = { currency: row.currency, customer: row.customer };

@@ -34,6 +34,9 @@ function cents(c: CustomerChange): number | bigint {
 
 export const changeCents = (c: CustomerChange): bigint => BigInt(cents(c));
 
+/** A change's month and movement as one integer (version_customers.moves). */
+export const moveCode = (month: number, movement: Movement): number => month * 8 + MOVEMENTS.indexOf(movement);
+
 /** Packs a customer's changes (at least one, in month order). */
 export function packChanges(changes: readonly CustomerChange[]): Buffer {
   const bytes: number[] = [];
@@ -133,7 +136,8 @@ export class CustomerLinesWriter {
   add(currency: string, customer: string, changes: readonly CustomerChange[]): void {
     const first = changes[0]!.month;
     const last = changes.at(-1)!.month;
-    this.chunk += `${this.versionId}\t${currency}\t${escapeCopy(customer)}\t${first}\t${last}\t\\\\x${packChanges(changes).toString('hex')}\n`;
+    const moves = changes.map((c) => moveCode(c.month, c.movement)).join(',');
+    this.chunk += `${this.versionId}\t${currency}\t${escapeCopy(customer)}\t${first}\t${last}\t\\\\x${packChanges(changes).toString('hex')}\t{${moves}}\n`;
     this.count++;
     if (this.chunk.length >= 65_536) this.endChunk();
   }
