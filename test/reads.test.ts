@@ -302,6 +302,29 @@ describe('metrics and catalog', () => {
       }
     });
 
+    it('when the contracts and the customers\' lines outgrow what the tally holds in memory, then they spill to temporary files and the figures are the same', async () => {
+      const local = await startService({ worker: false });
+      try {
+        const csv = realisticCsv(6000);
+        const tenant = await local.tenant();
+        const held = await newDataset(local, tenant.key);
+        const inMemory = await postCsv(local, tenant.key, held, csv, { wait: 0 });
+        expect(await buildNow(local, inMemory.json.id)).to.include({ outcome: 'active', readsIn: 'node' });
+        const spilled = await newDataset(local, tenant.key);
+        const onDisk = await postCsv(local, tenant.key, spilled, csv, { wait: 0 });
+        const tallyLimits = { ...DEFAULT_TALLY_LIMITS, contractsInMemory: 500, linesInMemory: 2048 };
+        expect(await buildNow(local, onDisk.json.id, { tallyLimits })).to.include({ outcome: 'active', readsIn: 'node' });
+        for (const read of ['metrics', 'cohorts', 'customers?month=2022-06&limit=100']) {
+          const a = (await local.request(`/v1/datasets/${held}/${read}`, { key: tenant.key })).json;
+          const b = (await local.request(`/v1/datasets/${spilled}/${read}`, { key: tenant.key })).json;
+          expect(b.data ?? b.monthly, read).to.deep.equal(a.data ?? a.monthly).and.not.be.empty;
+        }
+        await expectReferenceFigures(local, tenant.key, spilled, csv);
+      } finally {
+        await local.stop();
+      }
+    });
+
     it('when the tally thread runs out of memory mid-build, then the build computes the same figures in SQL', async function () {
       this.timeout(90_000);
       const local = await startService({ worker: false });

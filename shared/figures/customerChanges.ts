@@ -106,12 +106,11 @@ export function customerMonth(changes: readonly StoredChange[], month: number): 
 
 /**
  * The customers' changes of a version as COPY text lines for version_customers: in memory, or,
- * past `SPILL_BYTES`, in a temporary file readable by the process's user only, named for whoever
+ * past `inMemory` characters (4 MiB by default), in a temporary file readable by the process's user only, named for whoever
  * stores them (a descriptor is the thread's that opened it): storing it, or discarding it, deletes it.
  */
 export type CustomerLines = { chunks: string[]; path?: undefined; bytes: number } | { path: string; bytes: number; chunks?: undefined };
 
-const SPILL_BYTES = 4 * 1024 * 1024;
 
 /** What a build stores of its monthly figures (see MetricsBook), with each customer's changes as COPY lines. */
 export type MonthlyFigures = { monthly: MonthFigures[]; cohorts: CohortFigures[]; bounds: SeriesBounds[]; customers: CustomerLines };
@@ -128,8 +127,11 @@ export class CustomerLinesWriter {
   private bytes = 0;
   count = 0;
 
-  constructor(versionId: string) {
+  private readonly inMemory: number;
+
+  constructor(versionId: string, inMemory = 4 * 1024 * 1024) {
     this.versionId = versionId;
+    this.inMemory = inMemory;
   }
 
   /** A customer's changes in a currency (at least one). */
@@ -139,7 +141,7 @@ export class CustomerLinesWriter {
     const moves = changes.map((c) => moveCode(c.month, c.movement)).join(',');
     this.chunk += `${this.versionId}\t${currency}\t${escapeCopy(customer)}\t${first}\t${last}\t\\\\x${packChanges(changes).toString('hex')}\t{${moves}}\n`;
     this.count++;
-    if (this.chunk.length >= 65_536) this.endChunk();
+    if (this.chunk.length >= Math.min(65_536, this.inMemory)) this.endChunk();
   }
 
   private endChunk(): void {
@@ -147,7 +149,7 @@ export class CustomerLinesWriter {
     this.chunks.push(this.chunk);
     this.held += this.chunk.length;
     this.chunk = '';
-    if (this.held >= SPILL_BYTES) this.spill();
+    if (this.held >= this.inMemory) this.spill();
   }
 
   private path: string | undefined;

@@ -32,7 +32,7 @@ import { HashList, NumberSet } from './numberSet.ts';
  * products (the first 32 as bits) and runs of months take a few bytes each. pairs counts a
  * customer's products past the 32nd only; productBytes bounds the products' bytes likewise (16 MiB).
  */
-export type TallyLimits = { customers: number; customerBytes: number; products: number; productBytes: number; pairs: number; runs: number; setSlots: number; contractsInMemory: number };
+export type TallyLimits = { customers: number; customerBytes: number; products: number; productBytes: number; pairs: number; runs: number; setSlots: number; contractsInMemory: number; linesInMemory: number };
 export const DEFAULT_TALLY_LIMITS: Readonly<TallyLimits> = Object.freeze({
   customers: 1_000_000,
   customerBytes: 64 * 1024 * 1024,
@@ -42,6 +42,7 @@ export const DEFAULT_TALLY_LIMITS: Readonly<TallyLimits> = Object.freeze({
   runs: 4_000_000,
   setSlots: 1 << 20,
   contractsInMemory: 1 << 18,
+  linesInMemory: 4 * 1024 * 1024,
 });
 
 const MIN_DAY = -719_528; // 0000-01-01, days since 1970-01-01
@@ -110,6 +111,7 @@ export function limitsFor(ids: number, rows: number, nameBytes: number, limits: 
     runs: Math.min(limits.runs, rows),
     setSlots: Math.min(limits.setSlots, slots),
     contractsInMemory: Math.min(limits.contractsInMemory, Math.max(rows, 1)),
+    linesInMemory: limits.linesInMemory,
   };
 }
 
@@ -400,7 +402,7 @@ export class Tally {
   /** The monthly figures, from each customer's contracts (shared/figures/book.ts). */
   private monthlyFigures(versionId: string): MonthlyFigures {
     const book = new MetricsBook();
-    const lines = new CustomerLinesWriter(versionId);
+    const lines = new CustomerLinesWriter(versionId, this.limits.linesInMemory);
     try {
       const terms: ContractTerm[] = [];
       this.contracts.forEachCustomer((group) => {
