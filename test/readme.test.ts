@@ -115,7 +115,7 @@ describe('the guide (README.md and docs/), followed as a newcomer would', functi
     expect(blocks.length, 'the marked blocks').to.be.at.least(3);
     // The service listens on a free port here, not on 3000.
     const script = ['set -euo pipefail', ...blocks.map((b) => b.replaceAll('localhost:3000', `127.0.0.1:${port}`)), 'echo; echo "KEY=$KEY"'].join('\n');
-    const env = { ...process.env, ...serviceEnv, HOME: home, DATASET_SERVICE_URL: `http://127.0.0.1:${port}`, DATASET_SERVICE_API_KEY: undefined, DSVC_CONFIG: undefined };
+    const env: Record<string, string | undefined> = { ...process.env, ...serviceEnv, HOME: home, DATASET_SERVICE_URL: `http://127.0.0.1:${port}`, DATASET_SERVICE_API_KEY: undefined, DSVC_CONFIG: undefined };
     // The project's Node.js first, as `npm install` brings it.
     env['PATH'] = `${dirname(process.execPath)}:${join(projectRoot, 'node_modules/.bin')}:${process.env['PATH']}`;
     const ran = await bash(script, clone, env);
@@ -130,7 +130,7 @@ describe('the guide (README.md and docs/), followed as a newcomer would', functi
     expect(ran.stdout).to.include('"mrr":"1600.00"').and.include('"movement":"contraction"');
     // The two flows made two datasets, neither refused as taken.
     const key = /^KEY=(\S+)$/m.exec(ran.stdout)![1]!;
-    const listed = await (await fetch(`http://127.0.0.1:${port}/v1/datasets`, { headers: { authorization: `Bearer ${key}` } })).json();
+    const listed: any = await (await fetch(`http://127.0.0.1:${port}/v1/datasets`, { headers: { authorization: `Bearer ${key}` } })).json();
     const refs = listed.data.map((d: { externalRef: string }) => d.externalRef).sort();
     expect(refs).to.have.length(2);
     expect(new Set(refs).size).to.equal(2);
@@ -145,11 +145,11 @@ describe('the guide (README.md and docs/), followed as a newcomer would', functi
     const { key } = JSON.parse((await runScript('bin/operator.ts', ['keys', 'issue', '--account', account.id, '--mode', 'test', '--json'], serviceEnv)).stdout);
     const api = (path: string, init: RequestInit = {}) =>
       fetch(`http://127.0.0.1:${port}${path}`, { ...init, headers: { authorization: `Bearer ${key}`, ...init.headers } });
-    const dataset = await (await api('/v1/datasets', { method: 'POST', body: JSON.stringify({ externalRef: 'metrics-example' }), headers: { 'idempotency-key': 'guide-1', 'content-type': 'application/json' } })).json();
+    const dataset: any = await (await api('/v1/datasets', { method: 'POST', body: JSON.stringify({ externalRef: 'metrics-example' }), headers: { 'idempotency-key': 'guide-1', 'content-type': 'application/json' } })).json();
     const built = await api(`/v1/datasets/${dataset.id}/versions`, { method: 'POST', body: csv!, headers: { 'idempotency-key': 'guide-2', 'content-type': 'text/csv' } });
     expect(built.status).to.equal(201);
 
-    const metrics = await (await api(`/v1/datasets/${dataset.id}/metrics`)).json();
+    const metrics: any = await (await api(`/v1/datasets/${dataset.id}/metrics`)).json();
     const shown = (v: string | null) => (v === null ? '-' : v);
     const movement = (m: { customers: number; mrr: string }) => (m.customers === 0 ? '-' : `${m.mrr} (${m.customers})`);
     const printed = tableAfter(doc, '<!-- checked by test/readme.test.ts: metrics, EUR -->');
@@ -175,11 +175,11 @@ describe('the guide (README.md and docs/), followed as a newcomer would', functi
         grossRevenueRetention: shown(m.rates.grossRevenueRetention),
       });
     }
-    const customers = await (await api(`/v1/datasets/${dataset.id}/customers?month=2025-01`)).json();
+    const customers: any = await (await api(`/v1/datasets/${dataset.id}/customers?month=2025-01`)).json();
     expect(tableAfter(doc, '<!-- checked by test/readme.test.ts: customers, 2025-01 -->')).to.deep.equal(
       customers.data.map((c: Record<string, string>) => ({ customer: c['customer'], currency: c['currency'], previousMrr: c['previousMrr'], mrr: c['mrr'], movement: c['movement'] })),
     );
-    const cohorts = await (await api(`/v1/datasets/${dataset.id}/cohorts?currency=EUR`)).json();
+    const cohorts: any = await (await api(`/v1/datasets/${dataset.id}/cohorts?currency=EUR`)).json();
     for (const row of tableAfter(doc, '<!-- checked by test/readme.test.ts: cohorts, EUR -->')) {
       const at = cohorts.data.find((c: { cohort: string }) => c.cohort === row['cohort'])?.months.find((m: { month: string }) => m.month === row['month']);
       expect(at, `${row['cohort']} ${row['month']}`).to.deep.equal({ month: row['month'], customers: Number(row['customers']), mrr: row['mrr'] });
