@@ -1,4 +1,4 @@
-// The import rule of the README's "Architecture" section, checked by `npm run lint:imports` in CI.
+// The import rule of docs/architecture.md ("The rooms of shared/"), checked by `npm run lint:imports` in CI.
 // Processes (api/, worker/, bin/) import shared/ and never each other; shared/ imports no process.
 // Inside shared/, rooms import only rooms below them:
 //   domain → tenancy → ingest | blobs | oauth → figures → contract | platform

@@ -59,7 +59,7 @@ export function createApp(deps: Deps): express.Express {
   if (config.errorsBase.startsWith(`${config.baseUrl}/`)) {
     const problemsPath = config.errorsBase.slice(config.baseUrl.length);
     app.get(`${problemsPath}/`, problemIndex());
-    app.get(`${problemsPath}/:type`, problemPage());
+    app.get(`${problemsPath}/:type`, problemPage(config.baseUrl, config.errorsBase));
   }
 
   mount(app, operations.filter((op) => op.surface === 'public'), deps);

@@ -4,7 +4,7 @@
 // ingest-validation-failed problem page, so that neither can drift from what the service checks.
 import { CONTRACT_FIELDS, type ContractField, ROW_ERROR_CODES } from '../shared/contract/fields.ts';
 import { escapeHtml } from './html.ts';
-import { validationProblemExample } from './examples.ts';
+import { atThisServer, validationProblemExample } from './examples.ts';
 
 const typeOf = (f: ContractField) =>
   f.kind === 'string' ? `text, at most ${f.maxLength} characters` : { date: 'date YYYY-MM-DD', decimal: 'decimal ≥ 0, at most 2 decimals', currency: 'ISO 4217 code (EUR)' }[f.kind];
@@ -49,8 +49,8 @@ export function csvFormatMarkdown(): string {
   ].join('\n');
 }
 
-/** HTML, for the ingest-validation-failed problem page. */
-export function csvFormatHtml(): string {
+/** HTML, for the ingest-validation-failed problem page; its example as this server (BASE_URL, ERRORS_BASE) writes it. */
+export function csvFormatHtml(baseUrl: string, errorsBase: string): string {
   return `<h2>The contract file</h2>
 <ul>${CSV_RULES.map((r) => `<li>${escapeHtml(r)}</li>`).join('')}</ul>
 <table><thead><tr><th>column</th><th>type</th><th>rules</th></tr></thead><tbody>
@@ -63,7 +63,7 @@ ${ROW_ERROR_CODES.map((c) => `<tr><td><code>${c.code}</code></td><td>${escapeHtm
 <h2>An example</h2>
 <pre>${escapeHtml(
     JSON.stringify(
-      (({ errorCount: _c, errorsUrl: _u, ...answer }) => answer)(validationProblemExample),
+      (({ errorCount: _c, errorsUrl: _u, ...answer }) => answer)(atThisServer(validationProblemExample, baseUrl, errorsBase)),
       null,
       2,
     ),

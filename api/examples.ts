@@ -157,3 +157,14 @@ export const validationProblemExample = {
   errorsUrl: `https://api.example.com/v1/datasets/${ids.dataset}/versions/${ids.version}/errors`,
   versionId: ids.version,
 };
+
+/** The host the examples are written for; the reference and the problem pages show them at the server's own addresses. */
+const EXAMPLE_ORIGIN = 'https://api.example.com';
+
+/** An example (any JSON value) with its host made this server's: problem types under ERRORS_BASE, other addresses under BASE_URL. */
+export function atThisServer<T>(value: T, baseUrl: string, errorsBase: string): T {
+  if (typeof value === 'string') return value.replaceAll(`${EXAMPLE_ORIGIN}/problems`, errorsBase).replaceAll(EXAMPLE_ORIGIN, baseUrl) as T;
+  if (Array.isArray(value)) return value.map((v) => atThisServer(v, baseUrl, errorsBase)) as T;
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, atThisServer(v, baseUrl, errorsBase)])) as T;
+  return value;
+}

@@ -11,6 +11,7 @@ import { problemTypes, type ProblemType } from '../shared/platform/problems.ts';
 import { isMutating, type Operation } from './defineOperation.ts';
 import { OAUTH_BROWSER_FLOW } from './routes/index.ts';
 import { csvFormatMarkdown } from './csvFormat.ts';
+import { atThisServer } from './examples.ts';
 import { ProblemSchema } from './schemas.ts';
 
 // Every route may refuse a URL it cannot understand (api/malformed.ts): bad-request.
@@ -192,21 +193,66 @@ export function buildOpenApiDocument(operations: Operation[], baseUrl: string, e
     });
   }
 
-  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+  const doc = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: {
       title: 'Dataset Service API',
       version: '1',
-      description:
-        'Datasets of contract rows, built into versions by workers. Every mutating /v1 call needs an Idempotency-Key; ' +
-        'every failure is an RFC 9457 problem document whose type is described at its URI. Test-mode (svc_test_) and ' +
-        'live-mode (svc_live_) credentials never see each other\'s data. /v1 allows no browser origin.',
+      description: introduction(errorsBase),
       license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },
     servers: [{ url: baseUrl }],
     tags: TAGS,
   });
+  for (const item of Object.values(doc.paths ?? {})) {
+    for (const op of Object.values(item as Record<string, { operationId?: string }>)) {
+      const samples = op?.operationId ? CODE_SAMPLES[op.operationId]?.(baseUrl) : undefined;
+      if (samples) Object.assign(op, { 'x-codeSamples': samples });
+    }
+  }
+  return atThisServer(doc, baseUrl, errorsBase);
 }
+
+/** What one can do, in three steps, then what every call shares: the reference's first page. */
+const introduction = (errorsBase: string) =>
+  [
+    'The Dataset Service turns files of contracts into the figures a finance team reads: month-end MRR, ARR and ARPA, ' +
+      'new business, expansion, contraction, churn and reactivation, churn and revenue retention rates, cohorts, and which customers moved in a month.',
+    '',
+    '1. **Create a dataset**: `POST /v1/datasets` with your own `externalRef` (the CRM export, the billing system…).',
+    '2. **Upload its contract file**: `POST /v1/datasets/{id}/versions` with the CSV as the body (`curl --data-binary @contracts.csv`). ' +
+      'A worker builds it into a version: you get the active version, or every bad cell of the file at once (nothing is written). Each upload replaces the data.',
+    '3. **Read the figures**: `GET /v1/datasets/{id}/metrics`, `/cohorts`, `/customers?month=YYYY-MM` and `/catalog`; export the rows; or receive events by webhook instead of polling.',
+    '',
+    'Every call carries `Authorization: Bearer` with an API key from your operator (`svc_test_…` in test mode, `svc_live_…` in live mode, which never see each other\'s data) ' +
+      'or an OAuth access token a person granted your program. Every mutating call needs an `Idempotency-Key`: the same key replays the first answer, so a retry never runs twice. ' +
+      `Every failure is an RFC 9457 problem document whose \`type\` (under ${errorsBase}/) is described at its URI. Call /v1 from a backend: it allows no browser origin.`,
+  ].join('\n');
+
+/** Request samples Scalar cannot generate from the schemas: a file sent as it is (`--data` would strip its line breaks). */
+const CODE_SAMPLES: Record<string, (baseUrl: string) => Array<{ lang: string; label: string; source: string }>> = {
+  createVersion: (baseUrl) => [
+    {
+      lang: 'shell',
+      label: 'curl: a CSV file',
+      source:
+        `curl ${baseUrl}/v1/datasets/$DS/versions \\\n` +
+        `  --header "Authorization: Bearer $KEY" \\\n` +
+        `  --header 'Idempotency-Key: crm-2026-rev-1' \\\n` +
+        `  --header 'Content-Type: text/csv' \\\n` +
+        '  --data-binary @contracts.csv',
+    },
+    {
+      lang: 'shell',
+      label: 'curl: multipart',
+      source:
+        `curl ${baseUrl}/v1/datasets/$DS/versions \\\n` +
+        `  --header "Authorization: Bearer $KEY" \\\n` +
+        `  --header 'Idempotency-Key: crm-2026-rev-1' \\\n` +
+        '  --form file=@contracts.csv',
+    },
+  ],
+};
 
 type Doc = ReturnType<typeof buildOpenApiDocument>;
 
@@ -238,11 +284,13 @@ export function openApiRoutes(doc: Doc): { json: RequestHandler; docs: RequestHa
         pageTitle: 'Dataset Service API reference',
         withDefaultFonts: false,
         hideClientButton: true,
+        // Scalar's "Developer Tools / Configure / Share / Deploy" bar, shown on localhost by default: for authors of references on Scalar's platform, not for readers.
+        showDeveloperTools: 'never',
         telemetry: false,
         // Nothing that calls Scalar's cloud (its AI agent, its MCP generator): the page stays on this host.
         agent: { disabled: true },
         mcp: { disabled: true },
-        defaultHttpClient: { targetKey: 'shell', clientKey: 'curl' },
+        // No defaultHttpClient: curl is Scalar's default already, and naming it would hide an operation's own samples (x-codeSamples) behind the generated one.
       })(req, res, next);
     },
     script: (_req, res) => void res.set('Cache-Control', 'public, max-age=86400').sendFile(scalarBundle),

@@ -97,8 +97,8 @@ export const methodNotAllowed =
     });
   };
 
-/** GET {ERRORS_BASE}/{type}: a short page describing the problem type. */
-export function problemPage(): RequestHandler {
+/** GET {ERRORS_BASE}/{type}: a short page describing the problem type (its examples at this server's addresses). */
+export function problemPage(baseUrl: string, errorsBase: string): RequestHandler {
   return (req, res, next) => {
     const type = req.params['type'] as string;
     if (!Object.hasOwn(problemTypes, type)) return next();
@@ -114,7 +114,7 @@ table{border-collapse:collapse;width:100%;font-size:.9375rem}th,td{text-align:le
 </head><body><h1>${escapeHtml(type)}</h1>
 <p><strong>Status ${t.status}, title “${escapeHtml(t.title)}”.</strong></p>
 <p>${escapeHtml(t.description)}</p>
-${type === 'ingest-validation-failed' ? csvFormatHtml() : ''}
+${type === 'ingest-validation-failed' ? csvFormatHtml(baseUrl, errorsBase) : ''}
 <p>Problem documents are <code>application/problem+json</code> (RFC 9457). Branch on <code>type</code>; <code>detail</code> is prose for people and may change.</p>
 <p><a href="./">All problem types</a></p></body></html>`,
       );

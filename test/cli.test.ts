@@ -427,6 +427,112 @@ describe('dsvc command line', () => {
     expect(JSON.parse((await run(['datasets', 'list', '--json'], '', { DATASET_SERVICE_API_KEY: live })).stdout)).to.deep.equal([]);
     expect((await run(['trigger', 'export.failed'])).code).to.equal(2);
   });
+
+  describe('the figures', () => {
+    // The contract's example: a yearly contract renewed mid-month for less (500.00 a month, then
+    // 400.00), another customer's 1,200.00 a month for 2025, and a USD customer.
+    const EXAMPLE = [
+      'contractId,customer,product,startDate,endDate,amount,currency',
+      'a-2024,Acme,Pro,2024-01-15,2025-01-14,6000.00,EUR',
+      'a-2025,Acme,Pro,2025-01-15,2026-01-14,4800.00,EUR',
+      'b-2025,Beta,Team,2025-01-01,2025-12-31,14400.00,EUR',
+      'u-2025,Uno,Lite,2025-03-01,2025-08-31,600.00,USD',
+    ].join('\n');
+    const plain = (screen: string) => screen.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+    before(async () => {
+      expect((await run(['login'], `${key}\n`)).code).to.equal(0);
+      await run(['datasets', 'create', '--external-ref', 'cli-figures', '--name', 'Figures']);
+      await writeFile(join(dir, 'figures.csv'), EXAMPLE);
+      const uploaded = await run(['upload', join(dir, 'figures.csv'), '--dataset', 'cli-figures']);
+      expect(uploaded.code, uploaded.stderr).to.equal(0);
+    });
+
+    it('when `dsvc metrics` runs in a terminal, then each currency\'s MRR is a chart within its width, its movements as bars under the same months, then its table', async () => {
+      const shown = await inTerminal(['metrics', 'cli-figures', '--currency', 'eur']);
+      expect(shown.code, shown.screen).to.equal(0);
+      expect(shown.screen, 'coloured in a terminal').to.include('\x1b[');
+      const screen = plain(shown.screen);
+      await mkdir(join(projectRoot, 'test/artifacts/cli'), { recursive: true });
+      await writeFile(join(projectRoot, 'test/artifacts/cli/metrics.txt'), screen);
+      expect(screen).not.to.include('USD');
+      const lines = screen.split('\n');
+      const top = lines.findIndex((l) => l.startsWith('EUR: MRR at each month end, 2024-01 to 2026-01'));
+      const end = lines.findIndex((l) => l.startsWith('EUR monthly'));
+      expect(top).to.be.greaterThan(0);
+      const chart = lines.slice(top, end);
+      for (const line of chart) expect(line.length, line).to.be.at.most(100);
+      // The line: 1,600.00 at its top, from January 2025; the labels under the months.
+      const mrrTop = chart.find((l) => /^\s+1,600\.00 ┼/.test(l))!;
+      const months = chart.find((l) => /^\s+2024-01 /.test(l))!;
+      expect(months).to.match(/2026-01$/);
+      const firstMonth = months.indexOf('2024-01');
+      const renewal = mrrTop.indexOf('╭');
+      const width = (renewal - firstMonth) / 12;
+      expect(width, 'whole columns a month').to.be.oneOf([1, 2, 3, 4]);
+      // The bars: January 2025's new business above the axis and its contraction below, in the
+      // renewal's columns; January 2026's churn of both customers at the bottom.
+      const axis = chart.findIndex((l) => /^\s+0\.00 ┼─+$/.test(l));
+      expect(chart[axis - 2]![renewal], 'new business').to.equal('█');
+      expect(chart[axis + 1]![renewal], 'contraction').to.equal('░');
+      expect(chart[axis + 3]).to.match(/^\s+-1,600\.00 ┤/);
+      expect(chart[axis + 3]![firstMonth + 24 * width], 'churn').to.equal('█');
+      expect(chart.join('\n')).to.include('█ new business').and.include('░ contraction').and.include('█ churn');
+      // The table: the renewal month as the figures' definitions give it.
+      expect(screen).to.match(/^month\s+customers\s+mrr\s+arr\s+arpa\s+newBusiness\s+expansion\s+contraction\s+churn\s+reactivation\s+netNewMrr\s+customerChurn\s+grossMrrChurn\s+nrr\s+grr$/m);
+      expect(screen).to.match(/^2025-01\s+2\s+1600\.00\s+19200\.00\s+800\.00\s+1200\.00 \(1\)\s+-\s+100\.00 \(1\)\s+-\s+-\s+1100\.00\s+0\.0000\s+0\.2000\s+0\.8000\s+0\.8000$/m);
+      expect(screen).to.match(/^2026-01\s+0\s+0\.00\s+0\.00\s+-\s+-\s+-\s+-\s+1600\.00 \(2\)\s+-\s+-1600\.00\s+/m);
+
+      // Piped: the same chart, without colours; --json is the service's document.
+      const piped = await run(['metrics', 'cli-figures']);
+      expect(piped.stdout).not.to.include('\x1b[');
+      expect(piped.stdout).to.include('EUR: MRR at each month end, 2024-01 to 2026-01').and.include('USD: MRR at each month end, 2025-03 to 2025-09');
+      const dataset = JSON.parse((await run(['datasets', 'get', 'cli-figures', '--json'])).stdout);
+      const json = await run(['metrics', 'cli-figures', '--json']);
+      expect(JSON.parse(json.stdout)).to.deep.equal((await svc.request(`/v1/datasets/${dataset.id}/metrics`, { key })).json);
+      const usd = JSON.parse((await run(['metrics', 'cli-figures', '--currency', 'USD', '--json'])).stdout);
+      expect(usd.currencies.map((c: { currency: string }) => c.currency)).to.deep.equal(['USD']);
+      expect(new Set(usd.monthly.map((m: { currency: string }) => m.currency))).to.deep.equal(new Set(['USD']));
+      const none = await run(['metrics', 'cli-figures', '--currency', 'GBP']);
+      expect(none.code).to.equal(3);
+      expect(none.stderr).to.include('GBP').and.include('EUR, USD');
+      expect((await run(['metrics', 'cli-figures', '--currency', 'euro'])).code).to.equal(2);
+    });
+
+    it('when a series is longer than the terminal is wide, then the chart shows its latest months and says so', async () => {
+      await run(['datasets', 'create', '--external-ref', 'cli-long', '--name', 'Long']);
+      await writeFile(join(dir, 'long.csv'), 'customer,startDate,endDate,amount,currency\nLong,2000-01-01,2019-12-31,24000.00,EUR\n');
+      expect((await run(['upload', join(dir, 'long.csv'), '--dataset', 'cli-long'])).code).to.equal(0);
+      const screen = plain((await inTerminal(['metrics', 'cli-long'])).screen);
+      const lines = screen.split('\n');
+      const top = lines.findIndex((l) => l.startsWith('EUR: MRR at each month end'));
+      const chart = lines.slice(top, lines.findIndex((l) => l.startsWith('EUR monthly')));
+      for (const line of chart) expect(line.length, line).to.be.at.most(100);
+      expect(chart[1]).to.match(/^\(the latest \d+ of its 241 months; --from and --to choose others\)$/);
+      expect(chart.find((l) => /^\s+\d{4}-\d\d /.test(l))).to.match(/2020-01$/);
+    });
+
+    it('when `dsvc cohorts` and `dsvc customers` run, then cohorts are a table of the MRR each keeps, and customers of a month list their movement', async () => {
+      const cohorts = await run(['cohorts', 'cli-figures', '--currency', 'EUR']);
+      expect(cohorts.code, cohorts.stderr).to.equal(0);
+      expect(cohorts.stdout).to.match(/^cohort\s+customers\s+mrr\s+\+0\s+\+1\s+.*\+12$/m);
+      expect(cohorts.stdout).to.match(/^2024-01\s+1\s+500\.00\s+100%(\s+100%){11}\s+80%$/m);
+      expect(cohorts.stdout).to.match(/^2025-01\s+1\s+1200\.00\s+100%(\s+100%){11}\s+0%$/m);
+      expect(cohorts.stdout).not.to.include('USD');
+
+      const january = await run(['customers', 'cli-figures', '--month', '2025-01']);
+      expect(january.code, january.stderr).to.equal(0);
+      expect(january.stdout).to.match(/^customer\s+currency\s+previousMrr\s+mrr\s+movement\nAcme\s+EUR\s+500\.00\s+400\.00\s+contraction\nBeta\s+EUR\s+0\.00\s+1200\.00\s+newBusiness\n$/);
+      const churned = await run(['customers', 'cli-figures', '--month', '2026-01', '--movement', 'churn', '--json']);
+      expect(JSON.parse(churned.stdout).map((c: { customer: string }) => c.customer)).to.deep.equal(['Acme', 'Beta']);
+      const first = await run(['customers', 'cli-figures', '--month', '2026-01', '--limit', '1']);
+      expect(first.stdout.trim().split('\n')).to.have.length(2);
+      expect(first.stderr).to.include('--all');
+      const all = await run(['customers', 'cli-figures', '--month', '2026-01', '--limit', '1', '--all', '--json']);
+      expect(JSON.parse(all.stdout)).to.have.length(2);
+      expect((await run(['customers', 'cli-figures', '--month', '2026-13'])).code).to.equal(2);
+      expect((await run(['customers', 'cli-figures', '--month', '2026-01', '--movement', 'lost'])).code).to.equal(2);
+    });
+  });
 });
 
 /**

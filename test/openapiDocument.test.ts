@@ -42,4 +42,40 @@ describe('the OpenAPI document', () => {
     for (const code of ROW_ERROR_CODES) expect(versions).to.include(`| \`${code.code}\` | ${code.fix} |`);
     expect(versions).to.include('detected from the header line');
   });
+
+  it('when the examples are read, then every address in them is this server\'s: problem types under its ERRORS_BASE, links under its BASE_URL', () => {
+    // An ERRORS_BASE of its own, not under BASE_URL, so that each is told apart.
+    const own = buildOpenApiDocument(operations, 'https://datasets.acme.test', 'https://errors.acme.test/p');
+    const strings: string[] = [];
+    const walk = (value: unknown): void => {
+      if (typeof value === 'string') strings.push(value);
+      else if (value && typeof value === 'object') Object.values(value).forEach(walk);
+    };
+    walk(own);
+    expect(strings.filter((s) => s.includes('example.com') && !s.includes('hooks.example.com'))).to.deep.equal([]);
+    const problemTypes: string[] = [];
+    const types = (value: unknown): void => {
+      if (value && typeof value === 'object') {
+        const v = value as Record<string, unknown>;
+        if (typeof v['type'] === 'string' && typeof v['status'] === 'number' && typeof v['title'] === 'string') problemTypes.push(v['type']);
+        Object.values(v).forEach(types);
+      }
+    };
+    types(own);
+    expect(problemTypes.length).to.be.above(50);
+    expect(problemTypes.filter((t) => !t.startsWith('https://errors.acme.test/p/'))).to.deep.equal([]);
+    expect(problemTypes).to.include('https://errors.acme.test/p/ingest-validation-failed');
+    expect(strings).to.include('https://datasets.acme.test/v1/datasets/ds_3k9x0v4m7q2r8t1w5y6z/versions/ver_9a8b7c6d5e4f3a2b1c0d/errors');
+  });
+
+  it('when the introduction and the CSV upload are read, then the introduction says what one can do in three steps and the upload sends the file with --data-binary', () => {
+    const own = buildOpenApiDocument(operations, 'https://datasets.acme.test', 'https://datasets.acme.test/problems') as unknown as {
+      info: { description: string };
+      paths: Record<string, Record<string, { 'x-codeSamples'?: { lang: string; label: string; source: string }[] }>>;
+    };
+    const steps = own.info.description.split('\n').filter((l) => /^\d\. /.test(l));
+    expect(steps.map((l) => l.slice(0, 30))).to.deep.equal(['1. **Create a dataset**: `POST', '2. **Upload its contract file*', '3. **Read the figures**: `GET ']);
+    const samples = own.paths['/v1/datasets/{id}/versions']!['post']!['x-codeSamples']!;
+    expect(samples[0]!.source).to.match(/^curl https:\/\/datasets\.acme\.test\/v1\/datasets\/\$DS\/versions \\\n/).and.include("--header 'Content-Type: text/csv'").and.match(/--data-binary @contracts\.csv$/);
+  });
 });

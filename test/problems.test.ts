@@ -59,6 +59,9 @@ describe('problem documents, routing, browser origins and the API reference', ()
     for (const field of CONTRACT_FIELDS) expect(ingest).to.include(`<code>${field.name}</code>`);
     for (const code of ROW_ERROR_CODES) expect(ingest).to.include(`<code>${code.code}</code>`);
     expect(ingest).to.include('How to fix'.toLowerCase());
+    // Its example is written as this server answers: its type under ERRORS_BASE.
+    expect(ingest).to.include(`&quot;type&quot;: &quot;${svc.config.errorsBase}/ingest-validation-failed&quot;`);
+    expect(ingest).not.to.include('api.example.com');
   });
 
   it('when health is asked, then /healthz and /readyz answer JSON without a credential', async () => {

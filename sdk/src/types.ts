@@ -13,7 +13,11 @@ export type VersionStatus = Version['status'];
 export type VersionProgress = Version['progress'];
 export type RowError = Schemas['RowErrorList']['data'][number];
 export type Metrics = Schemas['Metrics'];
+export type MonthFigures = Schemas['MonthFigures'];
 export type Catalog = Schemas['Catalog'];
+export type Cohorts = Schemas['Cohorts'];
+export type CustomerMonth = Schemas['CustomerMonth'];
+export type CustomerMovement = CustomerMonth['movement'];
 export type Export = Schemas['Export'];
 export type ExportFormat = Export['format'];
 export type CreateExportParams = Schemas['CreateExportRequest'];
@@ -28,6 +32,8 @@ export type DeletedWebhookEndpoint = Schemas['DeletedWebhookEndpoint'];
 export type ListDatasetsParams = NonNullable<operations['listDatasets']['parameters']['query']>;
 export type ListEventsParams = NonNullable<operations['listEvents']['parameters']['query']>;
 export type MetricsParams = NonNullable<operations['getMetrics']['parameters']['query']>;
+export type CohortsParams = NonNullable<operations['getCohorts']['parameters']['query']>;
+export type CustomersParams = operations['listCustomerMonths']['parameters']['query'];
 /** `limit` and `cursor`, as every list takes them. */
 export type PageParams = { limit?: number; cursor?: string };
 

@@ -90,7 +90,7 @@ export class S3ResumableStore extends S3Store {
   private async discard(id: string, uploadId: string | undefined): Promise<void> {
     if (uploadId) {
       // A completed upload has nothing to abort; some servers (s3rver) cannot abort at all, and
-      // a bucket lifecycle rule removes what is left (README, "Blob stores").
+      // a bucket lifecycle rule removes what is left (docs/operating.md, "Scaling").
       await this.client.abortMultipartUpload({ Bucket: this.bucket, Key: id, UploadId: uploadId }).catch(() => {});
     }
     await this.client.deleteObjects({ Bucket: this.bucket, Delete: { Objects: [{ Key: this.infoKey(id) }, { Key: this.partKey(id, true) }] } });

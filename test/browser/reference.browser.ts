@@ -56,4 +56,35 @@ describe('the API reference in a real browser', function () {
     expect(violations).to.deep.equal([]);
     await context.close();
   });
+
+  it('when /docs is opened on this host, then it starts with what one can do in three steps, shows no Scalar developer bar, and uploads a CSV with --data-binary @file', async () => {
+    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    const page = await context.newPage();
+    // A loopback address, where Scalar shows its developer bar unless told not to.
+    await page.goto(`${svc.url}/docs`);
+    await page.getByRole('link', { name: 'Create a dataset' }).first().waitFor({ timeout: 30_000 });
+    // The introduction: what the service does, then three numbered steps.
+    const intro = page.locator('.introduction-description, .markdown').first();
+    await intro.waitFor();
+    const steps = await page.locator('ol').first().locator('li').allInnerTexts();
+    expect(steps).to.have.length(3);
+    expect(steps[0]).to.match(/^Create a dataset/);
+    expect(steps[1]).to.match(/^Upload its contract file/);
+    expect(steps[2]).to.match(/^Read the figures/);
+    expect(await page.getByText(/turns files of contracts into the figures a finance team reads/).count()).to.be.above(0);
+    await page.screenshot({ path: join(ARTIFACTS, 'docs-introduction.png') });
+    // No "Developer Tools / Configure / Share / Deploy" bar.
+    expect(await page.locator('[aria-label="Developer Tools"]').count()).to.equal(0);
+    for (const word of ['Developer Tools', 'Configure', 'Share', 'Deploy']) expect(await page.getByRole('button', { name: word, exact: true }).count(), word).to.equal(0);
+    // The version's CSV upload: the file sent as it is.
+    await page.getByText('Versions', { exact: true }).first().click();
+    await page.getByRole('link', { name: 'Create a version from a contract file' }).first().click();
+    const sample = page.locator('pre, code').filter({ hasText: '/versions' }).filter({ hasText: 'curl' }).first();
+    await sample.waitFor();
+    const text = await sample.innerText();
+    expect(text).to.include('--data-binary @contracts.csv').and.include("Content-Type: text/csv").and.include(`${svc.url}/v1/datasets/`);
+    expect(text).not.to.match(/--data '/);
+    await page.screenshot({ path: join(ARTIFACTS, 'docs-create-version.png') });
+    await context.close();
+  });
 });

@@ -1,7 +1,7 @@
 // Datasets: create, read, list, delete; and what is computed from the active version.
 import { everyItem } from '../pages.ts';
 import type { Transport } from '../transport.ts';
-import type { Catalog, CreateDatasetParams, Dataset, DeletedDataset, ListDatasetsParams, Metrics, MetricsParams, Page } from '../types.ts';
+import type { Catalog, Cohorts, CohortsParams, CreateDatasetParams, CustomerMonth, CustomersParams, Dataset, DeletedDataset, ListDatasetsParams, Metrics, MetricsParams, Page } from '../types.ts';
 import { NotFoundError } from '../errors.ts';
 
 export type MutationOptions = {
@@ -59,5 +59,20 @@ export class Datasets {
   /** The active version's catalog (fields, products). NotFoundError as for metrics. */
   catalog(id: string): Promise<Catalog> {
     return this.transport.json({ method: 'GET', path: `/v1/datasets/${encodeURIComponent(id)}/catalog` });
+  }
+
+  /** The active version's cohorts: customers by the month of their new business, with their count and MRR at every later month end. NotFoundError as for metrics. */
+  cohorts(id: string, params: CohortsParams = {}): Promise<Cohorts> {
+    return this.transport.json({ method: 'GET', path: `/v1/datasets/${encodeURIComponent(id)}/cohorts`, query: params });
+  }
+
+  /** One page of the customers with MRR at the end of `month` or of the month before, with their movement. NotFoundError as for metrics. */
+  customers(id: string, params: CustomersParams): Promise<Page<CustomerMonth>> {
+    return this.transport.json({ method: 'GET', path: `/v1/datasets/${encodeURIComponent(id)}/customers`, query: params });
+  }
+
+  /** Every customer of a month, page after page: `for await (const c of client.datasets.customersAll(id, { month: '2026-03', movement: 'churn' }))`. */
+  customersAll(id: string, params: Omit<CustomersParams, 'cursor'>): AsyncGenerator<CustomerMonth, void, undefined> {
+    return everyItem((cursor) => this.customers(id, { ...params, ...(cursor && { cursor }) }));
   }
 }

@@ -1,14 +1,87 @@
-// `dsvc metrics` and `dsvc catalog`: what is computed from the active version.
-import { type Command, Option } from 'commander';
-import type { Catalog, Metrics } from '../../types.ts';
-import { action, findDataset, month } from '../context.ts';
+// `dsvc metrics`, `dsvc cohorts`, `dsvc customers` and `dsvc catalog`: what is computed from the
+// active version. For people, metrics draws each currency's MRR and movements (chart.ts) above
+// its table; --json prints the service's document.
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import type { Catalog, Cohorts, CustomerMonth, CustomerMovement, Metrics, MonthFigures } from '../../types.ts';
+import { NotFoundError } from '../../errors.ts';
+import { mrrChart } from '../chart.ts';
+import { action, findDataset, month, wholeNumber } from '../context.ts';
 import { table } from '../output.ts';
+
+const MOVEMENTS: CustomerMovement[] = ['newBusiness', 'expansion', 'contraction', 'churn', 'reactivation', 'retained'];
+/** How many months after its first a cohort's table shows. */
+const COHORT_MONTHS = 12;
+
+export const currencyCode = (value: string) => {
+  const code = value.toUpperCase();
+  if (!/^[A-Z]{3}$/.test(code)) throw new InvalidArgumentError('must be an ISO 4217 code, e.g. EUR.');
+  return code;
+};
+
+/** The terminal's width and whether it takes colours (stdout a terminal, NO_COLOR unset). */
+const terminal = () => ({
+  columns: process.stdout.columns || Number(process.env['COLUMNS']) || 100,
+  color: Boolean(process.stdout.isTTY) && !process.env['NO_COLOR'],
+});
+
+/** A movement's cell: its MRR and, in brackets, its customers; `-` when none. */
+const movement = ({ customers, mrr }: { customers: number; mrr: string }) => (customers === 0 ? '-' : `${mrr} (${customers})`);
+
+const monthRow = (m: MonthFigures) => ({
+  month: m.month,
+  customers: m.activeCustomers,
+  mrr: m.mrr,
+  arr: m.arr,
+  arpa: m.arpa,
+  newBusiness: movement(m.movements.newBusiness),
+  expansion: movement(m.movements.expansion),
+  contraction: movement(m.movements.contraction),
+  churn: movement(m.movements.churn),
+  reactivation: movement(m.movements.reactivation),
+  netNewMrr: m.movements.netNewMrr,
+  customerChurn: m.rates.customerChurn,
+  grossMrrChurn: m.rates.grossMrrChurn,
+  nrr: m.rates.netRevenueRetention,
+  grr: m.rates.grossRevenueRetention,
+});
 
 function metricsText(m: Metrics): string {
   const { excluded } = m.rows;
-  return (
+  const head =
     `version  ${m.versionId}\nrows     ${m.rows.total} (${m.rows.contributing} contributing; excluded: startDate ${excluded.startDate}, endDate ${excluded.endDate}, amount ${excluded.amount}, currency ${excluded.currency})\n` +
-    `\ncurrencies:\n${table(m.currencies)}\nmonthly:\n${table(m.monthly)}`
+    `\ncurrencies:\n${table(m.currencies)}`;
+  const settings = terminal();
+  const perCurrency = m.currencies.map(({ currency }) => {
+    const months = m.monthly.filter((f) => f.currency === currency);
+    const chart = mrrChart(currency, months, settings);
+    return `\n${chart}\n${currency} monthly (movements: MRR (customers); rates: customer churn, gross MRR churn, net and gross revenue retention):\n${table(months.map(monthRow))}`;
+  });
+  return `${head}${perCurrency.join('')}`;
+}
+
+/** Cohorts as one table a currency: each cohort's customers and MRR, then the share of that MRR left at each later month end. */
+function cohortsText(c: Cohorts): string {
+  if (c.data.length === 0) return `version  ${c.versionId}\n\n(no cohorts: no month end finds a contract active)\n`;
+  const currencies = [...new Set(c.data.map((d) => d.currency))];
+  return (
+    `version  ${c.versionId}\n` +
+    currencies
+      .map((currency) => {
+        const rows = c.data
+          .filter((d) => d.currency === currency)
+          .map((d) => {
+            const start = Number(d.mrr);
+            const shares = Object.fromEntries(
+              Array.from({ length: COHORT_MONTHS + 1 }, (_, k) => {
+                const at = d.months[k];
+                return [`+${k}`, at === undefined ? '' : start > 0 ? `${Math.round((100 * Number(at.mrr)) / start)}%` : '-'];
+              }),
+            );
+            return { cohort: d.cohort, customers: d.customers, mrr: d.mrr, ...shares };
+          });
+        return `\n${currency}: each cohort's MRR left at its month ends, as a share of its first (+0 is the cohort's month; --json for every month and count):\n${table(rows)}`;
+      })
+      .join('')
   );
 }
 
@@ -16,18 +89,70 @@ function catalogText(c: Catalog): string {
   return `version  ${c.versionId}\nrows     ${c.rowCount}\n\nfields:\n${table(c.fields)}\nproducts:\n${table(c.products)}`;
 }
 
+const customerRow = (c: CustomerMonth) => ({ customer: c.customer, currency: c.currency, previousMrr: c.previousMrr, mrr: c.mrr, movement: c.movement });
+
 export function metricsCommands(root: Command): void {
   root
     .command('metrics')
-    .description("the active version's metrics: rows, currencies, months")
+    .description("the active version's metrics: each currency's MRR drawn with its movements, then its months as a table")
     .argument('<dataset>', 'its id (ds_…) or externalRef')
     .addOption(new Option('--from <month>', 'first month, YYYY-MM').argParser(month))
     .addOption(new Option('--to <month>', 'last month, YYYY-MM').argParser(month))
+    .addOption(new Option('--currency <code>', 'only this currency (with --json too)').argParser(currencyCode))
     .action(
       action(async ({ service, out, opts }, ref: string) => {
-        const o = opts<{ from?: string; to?: string }>();
+        const o = opts<{ from?: string; to?: string; currency?: string }>();
         const dataset = await findDataset(service, ref);
-        out.result(await service.datasets.metrics(dataset.id, { ...(o.from && { from: o.from }), ...(o.to && { to: o.to }) }), metricsText);
+        const metrics = await service.datasets.metrics(dataset.id, { ...(o.from && { from: o.from }), ...(o.to && { to: o.to }) });
+        if (o.currency) {
+          const known = metrics.currencies.map((c) => c.currency);
+          if (!known.includes(o.currency)) {
+            const detail = `No contributing contract of ${dataset.id} is in ${o.currency}; its currencies: ${known.join(', ') || 'none'}.`;
+            throw new NotFoundError({ type: 'not-found', title: 'Not found', status: 404, detail });
+          }
+          metrics.currencies = metrics.currencies.filter((c) => c.currency === o.currency);
+          metrics.monthly = metrics.monthly.filter((m) => m.currency === o.currency);
+        }
+        out.result(metrics, metricsText);
+      }),
+    );
+  root
+    .command('cohorts')
+    .description("the active version's cohorts: customers by the month of their new business, and the share of their MRR left at each month end after")
+    .argument('<dataset>', 'its id (ds_…) or externalRef')
+    .addOption(new Option('--currency <code>', 'only this currency').argParser(currencyCode))
+    .action(
+      action(async ({ service, out, opts }, ref: string) => {
+        const o = opts<{ currency?: string }>();
+        const dataset = await findDataset(service, ref);
+        out.result(await service.datasets.cohorts(dataset.id, { ...(o.currency && { currency: o.currency }) }), cohortsText);
+      }),
+    );
+  root
+    .command('customers')
+    .description('the customers with MRR at the end of a month or of the month before, with their movement (who churned in March: --month 2026-03 --movement churn)')
+    .argument('<dataset>', 'its id (ds_…) or externalRef')
+    .requiredOption('--month <month>', 'the month, YYYY-MM', month)
+    .addOption(new Option('--movement <movement>', 'only customers with this movement').choices(MOVEMENTS))
+    .addOption(new Option('--currency <code>', 'only this currency').argParser(currencyCode))
+    .addOption(new Option('--limit <n>', 'at most this many (default 100)').argParser(wholeNumber(1, 100)).default(100))
+    .option('--all', 'every customer, however many')
+    .action(
+      action(async ({ service, out, opts }, ref: string) => {
+        const o = opts<{ month: string; movement?: CustomerMovement; currency?: string; limit: number; all?: boolean }>();
+        const dataset = await findDataset(service, ref);
+        const params = { month: o.month, ...(o.movement && { movement: o.movement }), ...(o.currency && { currency: o.currency }) };
+        let customers: CustomerMonth[] = [];
+        let more = false;
+        if (o.all) {
+          for await (const c of service.datasets.customersAll(dataset.id, { ...params, limit: 100 })) customers.push(c);
+        } else {
+          const page = await service.datasets.customers(dataset.id, { ...params, limit: o.limit });
+          customers = page.data;
+          more = page.nextCursor !== null;
+        }
+        out.result(customers, (list: CustomerMonth[]) => table(list.map(customerRow)));
+        if (more) out.note(`More customers than these ${customers.length}: --all lists every one.`);
       }),
     );
   root
