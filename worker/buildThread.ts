@@ -12,8 +12,12 @@ import type { TallyLimits } from '../shared/ingest/tally.ts';
 import { type BuildSummary, buildVersionNow } from './jobs/versionBuild.ts';
 import { TallyThread } from './tallyThreads.ts';
 
-/** What the main thread hands the thread when it starts it. */
-export type BuildThreadData = { config: Config; databaseUrl: string };
+/**
+ * What the main thread hands the thread when it starts it. `tallyThread`: whether builds count
+ * their rows on a tally thread of their own (large files), or in this thread (the express lane's
+ * small files, which do not need a second thread's memory).
+ */
+export type BuildThreadData = { config: Config; databaseUrl: string; tallyThread: boolean };
 
 /** Main thread → build thread. */
 export type ToBuildThread = { type: 'build'; versionId: string } | { type: 'abort' };
@@ -28,14 +32,14 @@ export type FromBuildThread =
   | { type: 'threw'; error: ThrownByBuild };
 
 const port = parentPort!;
-const { config, databaseUrl } = workerData as BuildThreadData;
+const { config, databaseUrl, tallyThread: countApart } = workerData as BuildThreadData;
 // The build's own connection, the statement cancel, progress and the row errors' COPY, and the
 // blob store's reads: a few connections, whatever DATABASE_POOL_SIZE the process has.
 const pool = createPool(databaseUrl, 4, 'dataset-service-worker-build');
 const blobs = await createBlobStore(config, pool);
 // The build's rows are counted into its metrics and catalog there, while this thread reads on.
-const tallyThread = new TallyThread(config.tallyHeapMb);
-const tallyFeed = (limits?: TallyLimits) => tallyThread.feed(limits);
+const tallyThread = countApart ? new TallyThread(config.tallyHeapMb) : undefined;
+const tallyFeed = tallyThread && ((limits?: TallyLimits) => tallyThread.feed(limits));
 
 let running: AbortController | undefined;
 
@@ -58,7 +62,7 @@ port.on('message', (message: ToBuildThread) => {
   }
   const controller = new AbortController();
   running = controller;
-  buildVersionNow(pool, blobs, config, message.versionId, controller.signal, { tallyFeed }).then(
+  buildVersionNow(pool, blobs, config, message.versionId, controller.signal, tallyFeed ? { tallyFeed } : {}).then(
     (summary) => port.postMessage({ type: 'built', summary } satisfies FromBuildThread),
     (error: unknown) => port.postMessage({ type: 'threw', error: thrown(error) } satisfies FromBuildThread),
   ).finally(() => {

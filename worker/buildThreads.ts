@@ -1,4 +1,5 @@
-// The worker's build threads: one per build slot (WORKER_CONCURRENCY), started with the worker
+// The worker's build threads: one per build slot of a lane (WORKER_CONCURRENCY builds of any
+// size, EXPRESS_BUILD_CONCURRENCY of small files), started with the worker
 // and kept warm, so that a small upload does not pay for a thread's start (tens of ms) on every
 // build. Each thread's heap is capped (BUILD_HEAP_MB): a build that runs out of memory ends its
 // thread, which is replaced, while the worker process and the other builds go on.
@@ -77,9 +78,10 @@ export class BuildThreads {
   private limitChecked = false;
   private readonly onBuilt: OnBuilt | undefined;
 
-  constructor(data: BuildThreadData, log: Logger, onBuilt?: OnBuilt) {
+  /** `size` threads (a lane's build slots), each counting its builds' rows on a tally thread of its own or not (data.tallyThread). */
+  constructor(data: BuildThreadData, size: number, log: Logger, onBuilt?: OnBuilt) {
     this.data = data;
-    this.size = data.config.workerConcurrency;
+    this.size = size;
     this.log = log;
     this.onBuilt = onBuilt;
   }

@@ -18,6 +18,7 @@ const EnvSchema = z.object({
   IDEMPOTENCY_LEASE_MS: z.coerce.number().int().min(100).default(60_000),
   MAX_UPLOAD_BYTES: z.coerce.number().int().min(1).default(2 * 1024 ** 3),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
+  EXPRESS_BUILD_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(1),
   BUILD_HEAP_MB: z.coerce.number().int().min(16).max(16_384).default(192),
   TALLY_HEAP_MB: z.coerce.number().int().min(16).max(16_384).default(192),
   BLOB_STORE: z.enum(['postgres', 's3']).default('postgres'),
@@ -76,6 +77,12 @@ export type Config = {
   idempotencyLeaseMs: number;
   maxUploadBytes: number;
   workerConcurrency: number;
+  /**
+   * Build slots per worker for small files only (at most 1 MiB, whole when sent: the express
+   * lane), besides the WORKER_CONCURRENCY slots that take builds of any size, so that a small file
+   * is built at once whatever large ones are queued or building.
+   */
+  expressBuildConcurrency: number;
   /**
    * The old-generation heap of each build thread, in MiB: a build that needs more ends failed,
    * its worker process and the other builds go on. A build holds little that grows with its file
@@ -151,6 +158,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     idempotencyLeaseMs: e.IDEMPOTENCY_LEASE_MS,
     maxUploadBytes: e.MAX_UPLOAD_BYTES,
     workerConcurrency: e.WORKER_CONCURRENCY,
+    expressBuildConcurrency: e.EXPRESS_BUILD_CONCURRENCY,
     buildHeapMb: e.BUILD_HEAP_MB,
     tallyHeapMb: e.TALLY_HEAP_MB,
     blobStore:
