@@ -16,3 +16,16 @@ CREATE TABLE fair_queue_accounts (
   virtual_finish  bigint NOT NULL,
   PRIMARY KEY (lane, account_id)
 );
+
+-- The rejected rows of a version that failed validation, as the CSV file the errors resource
+-- serves (written once by the build, read in pages by every GET). Kept as long as the file it
+-- was made from would have been (REJECTED_FILE_DAYS).
+ALTER TABLE versions ADD COLUMN rejected_blob_id text;
+
+-- Locks on resumable uploads (api/reception/uploadLocks.ts): a lease per upload, renewed while
+-- its request works, so that a request holds no connection while its client sends slowly.
+CREATE TABLE upload_locks (
+  upload_id   text PRIMARY KEY,
+  holder      text NOT NULL,
+  expires_at  timestamptz NOT NULL
+);

@@ -407,10 +407,31 @@ export async function reopenVersion(db: Queryable, versionId: string): Promise<b
   return rowCount === 1;
 }
 
-/** A deleted dataset's versions (for its purge): their ids and the files they still hold. */
-export async function versionsOfDataset(db: Queryable, datasetId: string): Promise<{ id: string; blobId: string | null }[]> {
-  const { rows } = await db.query<{ id: string; blob_id: string | null }>('SELECT id, blob_id FROM versions WHERE dataset_id = $1', [datasetId]);
-  return rows.map((r) => ({ id: r.id, blobId: r.blob_id }));
+/** A deleted dataset's versions (for its purge): their ids and the files they still hold (their own, and their rejected rows'). */
+export async function versionsOfDataset(db: Queryable, datasetId: string): Promise<{ id: string; blobId: string | null; rejectedBlobId: string | null }[]> {
+  const { rows } = await db.query<{ id: string; blob_id: string | null; rejected_blob_id: string | null }>(
+    'SELECT id, blob_id, rejected_blob_id FROM versions WHERE dataset_id = $1',
+    [datasetId],
+  );
+  return rows.map((r) => ({ id: r.id, blobId: r.blob_id, rejectedBlobId: r.rejected_blob_id }));
+}
+
+/** The file of a failed version's rejected rows (rejectedRows.ts), if one was made. */
+export async function rejectedFileOf(db: Queryable, versionId: string): Promise<string | null> {
+  const { rows } = await db.query<{ rejected_blob_id: string | null }>('SELECT rejected_blob_id FROM versions WHERE id = $1', [versionId]);
+  return rows[0]?.rejected_blob_id ?? null;
+}
+
+/**
+ * Records the file of a version's rejected rows, unless one already is: the file that stands
+ * (this one, or the one recorded first).
+ */
+export async function recordRejectedFile(db: Queryable, versionId: string, blobId: string): Promise<string> {
+  const { rows } = await db.query<{ rejected_blob_id: string }>(
+    `UPDATE versions SET rejected_blob_id = coalesce(rejected_blob_id, $2) WHERE id = $1 RETURNING rejected_blob_id`,
+    [versionId, blobId],
+  );
+  return rows[0]?.rejected_blob_id ?? blobId;
 }
 
 /** Deletes a deleted dataset's versions (their errors, metrics and catalog go with them); the rows are deleted first. */

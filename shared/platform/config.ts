@@ -31,6 +31,7 @@ const EnvSchema = z.object({
   BLOB_HEARTBEAT_MS: z.coerce.number().int().min(10).default(5_000),
   BLOB_WRITER_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   SWEEP_INTERVAL_MS: z.coerce.number().int().min(10).default(10_000),
+  CLIENT_STALL_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
   STREAMED_BUILD_PATIENCE_MS: z.coerce.number().int().min(10).default(2_000),
   METRICS_TOKEN: z.string().min(16).optional(),
   METRICS_FLEET_INTERVAL_MS: z.coerce.number().int().min(0).max(3_600_000).default(15_000),
@@ -104,6 +105,12 @@ export type Config = {
   blobWriterTimeoutMs: number;
   /** How often each worker sweeps abandoned files (and the versions waiting for them). */
   sweepIntervalMs: number;
+  /**
+   * How long an answer that waits on its client (a download, the rejected rows, a 422 with every
+   * row error) may go without the client taking anything before its connection is closed. Such an
+   * answer holds no connection, lock or pooled slot meanwhile.
+   */
+  clientStallTimeoutMs: number;
   /** How long a build following a file still streaming in waits for new bytes before handing its slot back. */
   streamedBuildPatienceMs: number;
   /** When set, GET /metrics needs `Authorization: Bearer` this token; open otherwise (a warning at start outside development). */
@@ -176,6 +183,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     blobHeartbeatMs: e.BLOB_HEARTBEAT_MS,
     blobWriterTimeoutMs: e.BLOB_WRITER_TIMEOUT_MS,
     sweepIntervalMs: e.SWEEP_INTERVAL_MS,
+    clientStallTimeoutMs: e.CLIENT_STALL_TIMEOUT_MS,
     streamedBuildPatienceMs: e.STREAMED_BUILD_PATIENCE_MS,
     metricsToken: e.METRICS_TOKEN,
     metricsFleetIntervalMs: e.METRICS_FLEET_INTERVAL_MS,
