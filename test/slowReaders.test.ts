@@ -91,7 +91,9 @@ describe('slow readers', () => {
       expect((await svc.request(errorsPath, { key: noisy.key })).status).to.equal(200);
 
       // A client that takes nothing for the stall timeout has its connection closed.
-      expect(await openConnections(svc.api.server)).to.be.at.least(stalled.length);
+      // (With an object store, the signed download URL is the store's own: those ten wait on it, not on the service.)
+      const onService = stalled.length - (ready.json.downloadUrl.startsWith(svc.url) ? 0 : 10);
+      expect(await openConnections(svc.api.server)).to.be.at.least(onService);
       const left = await eventually(() => openConnections(svc.api.server), (n) => n <= ours + 2, { timeoutMs: STALL_TIMEOUT_MS + 20_000, everyMs: 250 });
       expect(left, 'connections still open after the stall timeout').to.be.at.most(ours + 2);
     } finally {
