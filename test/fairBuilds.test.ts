@@ -124,3 +124,16 @@ describe('fair builds', () => {
     expect(dataset_.json.activeVersionId).to.equal(sent.at(-1));
   });
 });
+
+describe('fair builds: the express lane runs out of memory', () => {
+  const svc = useService({ env: { EXPRESS_BUILD_HEAP_MB: '16' } });
+
+  it('when a small file needs more memory than an express build thread has, then the other lane builds it: 201, not 413', async function () {
+    this.timeout(120_000);
+    const tenant = await svc.tenant();
+    const dataset = await newDataset(svc, tenant.key);
+    const answer = await postCsv(svc, tenant.key, dataset, fileOf(MIB), { wait: 60 });
+    expect(answer.status, answer.text.slice(0, 300)).to.equal(201);
+    expect(svc.logs()).to.include('sent to the other lane');
+  });
+});

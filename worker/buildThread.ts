@@ -13,11 +13,12 @@ import { type BuildSummary, buildVersionNow } from './jobs/versionBuild.ts';
 import { TallyThread } from './tallyThreads.ts';
 
 /**
- * What the main thread hands the thread when it starts it. `tallyThread`: whether builds count
+ * What the main thread hands the thread when it starts it. `heapMb`: its old generation's cap
+ * (BUILD_HEAP_MB, or EXPRESS_BUILD_HEAP_MB). `tallyThread`: whether builds count
  * their rows on a tally thread of their own (large files), or in this thread (the express lane's
  * small files, which do not need a second thread's memory).
  */
-export type BuildThreadData = { config: Config; databaseUrl: string; tallyThread: boolean };
+export type BuildThreadData = { config: Config; databaseUrl: string; tallyThread: boolean; heapMb: number };
 
 /** Main thread → build thread. */
 export type ToBuildThread = { type: 'build'; versionId: string } | { type: 'abort' };

@@ -163,7 +163,7 @@ export class BuildThreads {
 
   private spawn(): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      const limitMb = this.data.config.buildHeapMb;
+      const limitMb = this.data.heapMb;
       const worker = new Worker(ENTRY, {
         workerData: this.data,
         resourceLimits: { maxOldGenerationSizeMb: limitMb, maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
@@ -212,7 +212,7 @@ export class BuildThreads {
   private checkHeapLimit(heapLimitMb: number): void {
     if (this.limitChecked) return;
     this.limitChecked = true;
-    const expectedMb = this.data.config.buildHeapMb + YOUNG_GENERATION_MB;
+    const expectedMb = this.data.heapMb + YOUNG_GENERATION_MB;
     if (Math.abs(heapLimitMb - expectedMb) > HEAP_LIMIT_TOLERANCE_MB) {
       this.log.warn({ heapLimitMb, expectedMb }, 'build threads do not get the heap BUILD_HEAP_MB asks for: is --max-old-space-size set for the worker?');
     }

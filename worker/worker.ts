@@ -90,8 +90,13 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
   // Version builds run on threads of their own, whose memory is capped: see buildThreads.ts; small
   // files on threads of the express lane, which larger ones never take. Exports stay here: COPY TO
   // streams into the blob store under backpressure, in bounded memory whatever the rows hold.
-  const threads = new BuildThreads({ config, databaseUrl, tallyThread: true }, config.workerConcurrency, log, options.onBuilt);
-  const expressThreads = new BuildThreads({ config, databaseUrl, tallyThread: false }, config.expressBuildConcurrency, log, options.onBuilt);
+  const threads = new BuildThreads({ config, databaseUrl, tallyThread: true, heapMb: config.buildHeapMb }, config.workerConcurrency, log, options.onBuilt);
+  const expressThreads = new BuildThreads(
+    { config, databaseUrl, tallyThread: false, heapMb: config.expressBuildHeapMb },
+    config.expressBuildConcurrency,
+    log,
+    options.onBuilt,
+  );
   const box = new SecretBox(config.webhookSecretsKey, pool);
   const poster = new WebhookPoster({ timeoutMs: config.webhookTimeoutMs, maxSockets: config.webhookConcurrency, developmentInstance: config.developmentInstance });
   const retryDelaysSeconds = config.webhookRetryDelaysSeconds;

@@ -132,6 +132,19 @@ export async function sendBuildJobLater(boss: PgBoss, job: BuildJob & { datasetI
 }
 
 /**
+ * A build the express lane could not finish within its threads' memory, sent to the other lane
+ * (whose threads may use more) in its account's next turn there.
+ */
+export async function sendBuildJobToMainLane(pool: Pool, boss: PgBoss, job: BuildJob & { datasetId: string }): Promise<void> {
+  await withTransaction(pool, async (client) => {
+    const { rows } = await client.query<{ account_id: string }>('SELECT account_id FROM datasets WHERE id = $1', [job.datasetId]);
+    if (!rows[0]) return;
+    const turn = await takeTurn(client, 'build', rows[0].account_id);
+    await boss.send(queues.buildVersion, { ...job, turn }, { db: inTransaction(client), group: { id: job.datasetId }, priority: priorityOf(turn) });
+  });
+}
+
+/**
  * Whether an earlier version of the dataset is still queued in the express lane (a small whole
  * file): a version of the same dataset sent to the other lane meanwhile waits for it, so that a
  * dataset's builds run one at a time in creation order.

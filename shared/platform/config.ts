@@ -19,6 +19,7 @@ const EnvSchema = z.object({
   MAX_UPLOAD_BYTES: z.coerce.number().int().min(1).default(2 * 1024 ** 3),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
   EXPRESS_BUILD_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(1),
+  EXPRESS_BUILD_HEAP_MB: z.coerce.number().int().min(16).max(16_384).default(48),
   BUILD_HEAP_MB: z.coerce.number().int().min(16).max(16_384).default(192),
   TALLY_HEAP_MB: z.coerce.number().int().min(16).max(16_384).default(192),
   BLOB_STORE: z.enum(['postgres', 's3']).default('postgres'),
@@ -84,6 +85,12 @@ export type Config = {
    * is built at once whatever large ones are queued or building.
    */
   expressBuildConcurrency: number;
+  /**
+   * The old-generation heap of each express build thread, in MiB: a file of at most 1 MiB needs
+   * little, and a small cap keeps what the thread's heap holds on to small. A build that needs more
+   * is sent to the other lane, whose threads have BUILD_HEAP_MB.
+   */
+  expressBuildHeapMb: number;
   /**
    * The old-generation heap of each build thread, in MiB: a build that needs more ends failed,
    * its worker process and the other builds go on. A build holds little that grows with its file
@@ -166,6 +173,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxUploadBytes: e.MAX_UPLOAD_BYTES,
     workerConcurrency: e.WORKER_CONCURRENCY,
     expressBuildConcurrency: e.EXPRESS_BUILD_CONCURRENCY,
+    expressBuildHeapMb: e.EXPRESS_BUILD_HEAP_MB,
     buildHeapMb: e.BUILD_HEAP_MB,
     tallyHeapMb: e.TALLY_HEAP_MB,
     blobStore:

@@ -17,6 +17,7 @@ import {
   earlierExpressBuildQueued,
   finishVersion,
   sendBuildJobLater,
+  sendBuildJobToMainLane,
   type StoredProblem,
   type Views,
 } from '../../shared/domain/versions.ts';
@@ -103,6 +104,11 @@ export function buildVersion(pool: Pool, boss: PgBoss, threads: BuildThreads, me
         'version built',
       );
     } catch (error) {
+      if (lane === 'build-express' && error instanceof BuildOutOfMemory && datasetId !== undefined) {
+        // Not the file's fault: the express lane's threads have a small heap. The other lane builds it.
+        log.warn({ ...fields, limitMb: error.limitMb }, 'small build ran out of the express lane\'s memory; sent to the other lane');
+        return sendBuildJobToMainLane(pool, boss, { ...job!.data, datasetId });
+      }
       const problem = deterministicProblem(error);
       log.error({ err: error, ...fields, attempt: job!.retryCount, retried: !problem && job!.retryCount < BUILD_RETRY_LIMIT }, 'build failed');
       if (problem) return failUnfinished(pool, views, versionId, problem);
