@@ -75,6 +75,12 @@ function periodically(task: () => Promise<void>, everyMs: number, log: Logger, f
   return { stop: () => clearInterval(timer) };
 }
 
+/**
+ * The nice value of the build threads that take files of any size (their tally threads run at 10):
+ * on a busy machine they give way to the express lane's, whose builds a request waits on.
+ */
+const LARGE_BUILD_NICE = 5;
+
 export type RunningWorker = { boss: PgBoss; pool: Pool; stop(): Promise<void> };
 
 export type WorkerOptions = {
@@ -90,9 +96,9 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
   // Version builds run on threads of their own, whose memory is capped: see buildThreads.ts; small
   // files on threads of the express lane, which larger ones never take. Exports stay here: COPY TO
   // streams into the blob store under backpressure, in bounded memory whatever the rows hold.
-  const threads = new BuildThreads({ config, databaseUrl, tallyThread: true, heapMb: config.buildHeapMb }, config.workerConcurrency, log, options.onBuilt);
+  const threads = new BuildThreads({ config, databaseUrl, tallyThread: true, heapMb: config.buildHeapMb, nice: LARGE_BUILD_NICE }, config.workerConcurrency, log, options.onBuilt);
   const expressThreads = new BuildThreads(
-    { config, databaseUrl, tallyThread: false, heapMb: config.expressBuildHeapMb },
+    { config, databaseUrl, tallyThread: false, heapMb: config.expressBuildHeapMb, nice: 0 },
     config.expressBuildConcurrency,
     log,
     options.onBuilt,
