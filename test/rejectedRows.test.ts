@@ -99,13 +99,16 @@ describe('the errors of a version, and its rejected rows', function () {
     expect(failed.status).to.equal(422);
     const versionId = failed.json.versionId as string;
     const url = `/v1/datasets/${ds}/versions/${versionId}/errors`;
-    const { rows } = await svc.db.query('SELECT blob_id FROM versions WHERE id = $1', [versionId]);
+    // The file it was built from, and the file of its rejected rows, made when the build failed.
+    const { rows } = await svc.db.query('SELECT blob_id, rejected_blob_id FROM versions WHERE id = $1', [versionId]);
     const blobId = rows[0].blob_id as string;
+    const rejectedId = rows[0].rejected_blob_id as string;
+    expect(rejectedId).to.be.a('string');
     const { queues } = await import('../shared/platform/queue.ts');
 
     // Two days on, it is still kept (its rejected rows are offered), while a real orphan beside it goes.
     const orphan = await svc.blobs.write([Buffer.from('left by a failed request')], 1024);
-    await svc.db.query(`UPDATE blobs SET created_at = now() - interval '2 days' WHERE id = ANY($1)`, [[blobId, orphan.id]]);
+    await svc.db.query(`UPDATE blobs SET created_at = now() - interval '2 days' WHERE id = ANY($1)`, [[blobId, rejectedId, orphan.id]]);
     await svc.db.query(`UPDATE versions SET completed_at = now() - interval '2 days' WHERE id = $1`, [versionId]);
     await svc.worker!.boss.send(queues.purgeStaleFiles, {});
     await eventually(async () => (await svc.db.query('SELECT 1 FROM blobs WHERE id = $1', [orphan.id])).rowCount, (n) => n === 0);
@@ -113,7 +116,7 @@ describe('the errors of a version, and its rejected rows', function () {
 
     await svc.db.query(`UPDATE versions SET completed_at = now() - interval '8 days' WHERE id = $1`, [versionId]);
     await svc.worker!.boss.send(queues.purgeStaleFiles, {});
-    await eventually(async () => (await svc.db.query('SELECT 1 FROM blobs WHERE id = $1', [blobId])).rowCount, (n) => n === 0);
+    await eventually(async () => (await svc.db.query('SELECT 1 FROM blobs WHERE id = ANY($1)', [[blobId, rejectedId]])).rowCount, (n) => n === 0);
     const csv = await svc.request(url, { key, headers: { accept: 'text/csv' } });
     expect(csv.status).to.equal(404);
     expect(csv.json.detail).to.match(/no longer kept/);

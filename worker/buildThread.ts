@@ -11,9 +11,17 @@ import { createPool } from '../shared/platform/db.ts';
 import type { TallyLimits } from '../shared/ingest/tally.ts';
 import { type BuildSummary, buildVersionNow } from './jobs/versionBuild.ts';
 import { TallyThread } from './tallyThreads.ts';
+import { lowerThreadPriority } from '../shared/platform/threadPriority.ts';
 
-/** What the main thread hands the thread when it starts it. */
-export type BuildThreadData = { config: Config; databaseUrl: string };
+/**
+ * What the main thread hands the thread when it starts it. `heapMb`: its old generation's cap
+ * (BUILD_HEAP_MB, or EXPRESS_BUILD_HEAP_MB). `nice`: its scheduling priority on Linux (the
+ * threads of large builds give way to the express lane's, on which a request waits: a large
+ * build is slowed only while a small one runs beside it). `tallyThread`: whether builds count
+ * their rows on a tally thread of their own (large files), or in this thread (the express lane's
+ * small files, which do not need a second thread's memory).
+ */
+export type BuildThreadData = { config: Config; databaseUrl: string; tallyThread: boolean; heapMb: number; nice: number };
 
 /** Main thread → build thread. */
 export type ToBuildThread = { type: 'build'; versionId: string } | { type: 'abort' };
@@ -28,14 +36,15 @@ export type FromBuildThread =
   | { type: 'threw'; error: ThrownByBuild };
 
 const port = parentPort!;
-const { config, databaseUrl } = workerData as BuildThreadData;
+const { config, databaseUrl, tallyThread: countApart, nice } = workerData as BuildThreadData;
+if (nice > 0) lowerThreadPriority(nice);
 // The build's own connection, the statement cancel, progress and the row errors' COPY, and the
 // blob store's reads: a few connections, whatever DATABASE_POOL_SIZE the process has.
 const pool = createPool(databaseUrl, 4, 'dataset-service-worker-build');
 const blobs = await createBlobStore(config, pool);
 // The build's rows are counted into its metrics and catalog there, while this thread reads on.
-const tallyThread = new TallyThread(config.tallyHeapMb);
-const tallyFeed = (limits?: TallyLimits) => tallyThread.feed(limits);
+const tallyThread = countApart ? new TallyThread(config.tallyHeapMb) : undefined;
+const tallyFeed = tallyThread && ((limits?: TallyLimits) => tallyThread.feed(limits));
 
 let running: AbortController | undefined;
 
@@ -58,7 +67,7 @@ port.on('message', (message: ToBuildThread) => {
   }
   const controller = new AbortController();
   running = controller;
-  buildVersionNow(pool, blobs, config, message.versionId, controller.signal, { tallyFeed }).then(
+  buildVersionNow(pool, blobs, config, message.versionId, controller.signal, tallyFeed ? { tallyFeed } : {}).then(
     (summary) => port.postMessage({ type: 'built', summary } satisfies FromBuildThread),
     (error: unknown) => port.postMessage({ type: 'threw', error: thrown(error) } satisfies FromBuildThread),
   ).finally(() => {

@@ -1,4 +1,5 @@
-// The worker's build threads: one per build slot (WORKER_CONCURRENCY), started with the worker
+// The worker's build threads: one per build slot of a lane (WORKER_CONCURRENCY builds of any
+// size, EXPRESS_BUILD_CONCURRENCY of small files), started with the worker
 // and kept warm, so that a small upload does not pay for a thread's start (tens of ms) on every
 // build. Each thread's heap is capped (BUILD_HEAP_MB): a build that runs out of memory ends its
 // thread, which is replaced, while the worker process and the other builds go on.
@@ -77,9 +78,10 @@ export class BuildThreads {
   private limitChecked = false;
   private readonly onBuilt: OnBuilt | undefined;
 
-  constructor(data: BuildThreadData, log: Logger, onBuilt?: OnBuilt) {
+  /** `size` threads (a lane's build slots), each counting its builds' rows on a tally thread of its own or not (data.tallyThread). */
+  constructor(data: BuildThreadData, size: number, log: Logger, onBuilt?: OnBuilt) {
     this.data = data;
-    this.size = data.config.workerConcurrency;
+    this.size = size;
     this.log = log;
     this.onBuilt = onBuilt;
   }
@@ -161,7 +163,7 @@ export class BuildThreads {
 
   private spawn(): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      const limitMb = this.data.config.buildHeapMb;
+      const limitMb = this.data.heapMb;
       const worker = new Worker(ENTRY, {
         workerData: this.data,
         resourceLimits: { maxOldGenerationSizeMb: limitMb, maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
@@ -210,7 +212,7 @@ export class BuildThreads {
   private checkHeapLimit(heapLimitMb: number): void {
     if (this.limitChecked) return;
     this.limitChecked = true;
-    const expectedMb = this.data.config.buildHeapMb + YOUNG_GENERATION_MB;
+    const expectedMb = this.data.heapMb + YOUNG_GENERATION_MB;
     if (Math.abs(heapLimitMb - expectedMb) > HEAP_LIMIT_TOLERANCE_MB) {
       this.log.warn({ heapLimitMb, expectedMb }, 'build threads do not get the heap BUILD_HEAP_MB asks for: is --max-old-space-size set for the worker?');
     }

@@ -22,6 +22,7 @@ import { DeliveryPump } from './deliveryPump.ts';
 import { EventRelay } from './eventRelay.ts';
 import { WebhookPoster } from './webhookPost.ts';
 import { SecretBox } from '../shared/platform/sealedSecrets.ts';
+import { LANE_BANDS, type Lane } from '../shared/domain/fairQueues.ts';
 
 /**
  * `concurrency` build consumers. pg-boss fetches the next job after a poll delay unless the worker
@@ -34,13 +35,21 @@ async function workBuilds(
   queue: string,
   concurrency: number,
   handler: (jobs: Job<never>[]) => Promise<void>,
+  band?: { min: number; max: number },
 ): Promise<void> {
   for (let i = 0; i < concurrency; i++) {
     let id = '';
     id = await boss.work(
       queue,
-      // groupConcurrency 1: builds of one dataset (the job's group) never run at once, anywhere.
-      { batchSize: 1, pollingIntervalSeconds: 0.5, notifyPollingIntervalSeconds: 0.5, groupConcurrency: 1 },
+      // groupConcurrency 1: builds of one dataset (the job's group) never run at once, anywhere,
+      // in either lane. `band`: the priorities of this consumer's lane (fairQueues.ts).
+      {
+        batchSize: 1,
+        pollingIntervalSeconds: 0.5,
+        notifyPollingIntervalSeconds: 0.5,
+        groupConcurrency: 1,
+        ...(band && { minPriority: band.min, maxPriority: band.max }),
+      },
       async (jobs: Job<never>[]) => {
         try {
           await handler(jobs);
@@ -66,6 +75,12 @@ function periodically(task: () => Promise<void>, everyMs: number, log: Logger, f
   return { stop: () => clearInterval(timer) };
 }
 
+/**
+ * The nice value of the build threads that take files of any size (their tally threads run at 10):
+ * on a busy machine they give way to the express lane's, whose builds a request waits on.
+ */
+const LARGE_BUILD_NICE = 5;
+
 export type RunningWorker = { boss: PgBoss; pool: Pool; stop(): Promise<void> };
 
 export type WorkerOptions = {
@@ -78,10 +93,16 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
   const meter = new UsageMeter(pool, log, config.usageFlushMs);
   const boss = createBoss(databaseUrl, 'worker', log);
   const blobs = await createBlobStore(config, pool);
-  // Version builds run on threads of their own, whose memory is capped: see buildThreads.ts.
-  // Exports stay here: COPY TO streams into the blob store under backpressure, in bounded memory
-  // whatever the rows hold.
-  const threads = new BuildThreads({ config, databaseUrl }, log, options.onBuilt);
+  // Version builds run on threads of their own, whose memory is capped: see buildThreads.ts; small
+  // files on threads of the express lane, which larger ones never take. Exports stay here: COPY TO
+  // streams into the blob store under backpressure, in bounded memory whatever the rows hold.
+  const threads = new BuildThreads({ config, databaseUrl, tallyThread: true, heapMb: config.buildHeapMb, nice: LARGE_BUILD_NICE }, config.workerConcurrency, log, options.onBuilt);
+  const expressThreads = new BuildThreads(
+    { config, databaseUrl, tallyThread: false, heapMb: config.expressBuildHeapMb, nice: 0 },
+    config.expressBuildConcurrency,
+    log,
+    options.onBuilt,
+  );
   const box = new SecretBox(config.webhookSecretsKey, pool);
   const poster = new WebhookPoster({ timeoutMs: config.webhookTimeoutMs, maxSockets: config.webhookConcurrency, developmentInstance: config.developmentInstance });
   const retryDelaysSeconds = config.webhookRetryDelaysSeconds;
@@ -95,6 +116,7 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
   try {
     await migrate(pool);
     await threads.start();
+    await expressThreads.start();
     await boss.start();
     await ensureQueues(boss);
     await ensureSchedules(boss);
@@ -105,7 +127,9 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
     await boss.work(queues.purgeDataset, purgeDataset(pool, blobs, log));
     const retention = { retentionDays: config.versionRetentionDays, batchRows: config.purgeBatchRows };
     await boss.work(queues.purgeVersions, purgeVersions(pool, blobs, retention, log));
-    await workBuilds(boss, queues.buildVersion, config.workerConcurrency, buildVersion(pool, threads, meter, config, log));
+    const builds = (lane: Lane, on: BuildThreads) => buildVersion(pool, boss, on, meter, config, log, lane);
+    await workBuilds(boss, queues.buildVersion, config.workerConcurrency, builds('build', threads), LANE_BANDS.build);
+    await workBuilds(boss, queues.buildVersion, config.expressBuildConcurrency, builds('build-express', expressThreads), LANE_BANDS['build-express']);
     await workBuilds(boss, queues.buildExport, config.workerConcurrency, buildExport(pool, blobs, config, meter, log));
     // Jobs whose last attempt failed, or never returned (pg-boss failed them when their heartbeat
     // stopped): what they were building must not stay queued or building for ever.
@@ -118,6 +142,7 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
     await deliveries.stop(0);
     await boss.stop({ graceful: false }).catch(() => {});
     await threads.close();
+    await expressThreads.close();
     await pool.end();
     throw error;
   }
@@ -136,6 +161,7 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
     // Connections pg-boss is still closing may report the database going away; that is expected now.
     boss.removeAllListeners('error').on('error', () => {});
     await threads.close();
+    await expressThreads.close();
     await meter.stop();
     await blobs.close();
     await pool.end();

@@ -4,7 +4,7 @@
 import type { Request, Response } from 'express';
 import type { z } from 'zod';
 import { type ReceivedFile, versionOfFile } from '../../shared/domain/intake.ts';
-import type { VersionRecord } from '../../shared/domain/versions.ts';
+import { EXPRESS_BUILD_MAX_BYTES, type VersionRecord } from '../../shared/domain/versions.ts';
 import { Problem } from '../../shared/platform/problems.ts';
 import type { Deps } from '../defineOperation.ts';
 import { requestPath } from '../problemResponses.ts';
@@ -18,11 +18,15 @@ type UploadIdBody = z.ZodType<{ uploadId: string }>;
 
 /**
  * The version of the file the request brings, created with its build job. A text/csv body with a
- * store that reads while it writes is built while it streams in; any other file is stored whole first.
+ * store that reads while it writes is built while it streams in, unless its Content-Length says it
+ * is small: that one is stored whole first, like any other file, so that it can be built in the
+ * express lane (shared/domain/versions.ts), where no build waits on a client.
  */
 export async function receiveVersion(req: Request, res: Response, deps: ReceptionDeps, datasetId: string, uploadIdBody: UploadIdBody): Promise<VersionRecord> {
   const request = { datasetId, requestPath: requestPath(req) };
-  if (req.is('text/csv') && deps.blobs.readsWhileWritten) {
+  const declared = req.get('content-length');
+  const small = declared !== undefined && Number(declared) <= EXPRESS_BUILD_MAX_BYTES;
+  if (req.is('text/csv') && deps.blobs.readsWhileWritten && !small) {
     return versionOfStreamingBody(req, deps, { ...request, maxBytes: deps.config.maxUploadBytes });
   }
   return versionOfFile(deps, await receiveFile(req, res, deps, uploadIdBody), request);

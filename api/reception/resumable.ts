@@ -41,7 +41,7 @@ export type ResumableReception = {
 
 export function createResumableReception(deps: { config: Config; pool: Pool; blobs: BlobStore; log: Logger }, databaseUrl: string): ResumableReception {
   const { config, pool, log } = deps;
-  const locks = new UploadLocks(databaseUrl, log);
+  const locks = new UploadLocks(pool, databaseUrl, log);
   const tus = new Server({
     path: '/uploads',
     datastore: new ResumableUploads(pool, deps.blobs),

@@ -25,7 +25,13 @@ export type BlobStore = {
   write(source: BlobSource, maxBytes: number, onCreated?: (blobId: string) => Promise<void>): Promise<StoredBlob>;
   /** Whether read() may start while the blob is still being written (it follows the writer). */
   readonly readsWhileWritten?: boolean;
+  /** A blob's bytes as a stream, read ahead with backpressure (a build's read: it may hold a connection throughout). */
   read(id: string): AsyncIterable<Buffer>;
+  /**
+   * A whole blob's bytes a page at a time (about 1 MiB), holding no connection or pooled socket
+   * between pages: for an answer that waits on its client, however slowly it reads.
+   */
+  readInPages(id: string): AsyncIterable<Buffer>;
   delete(id: string): Promise<void>;
   /** Object stores only: a new blob whose bytes the client PUTs straight to the store (its id). */
   newDirectUpload?(): Promise<string>;

@@ -140,8 +140,29 @@ async function* readBlob(pool: Pool, id: string, patienceMs: number): AsyncGener
   }
 }
 
+/**
+ * A whole blob's bytes read a chunk at a time, each chunk with a query of its own on a pooled
+ * connection that goes back to the pool before the chunk is handed over: for answers that wait on
+ * their client (downloads), which must hold no connection while they wait. One chunk (1 MiB
+ * stored) in hand at a time. A blob not yet whole is refused.
+ */
+async function* readBlobInPages(pool: Pool, id: string): AsyncGenerator<Buffer> {
+  const row = await blobRow(pool, id);
+  if (!row || row.bytes === null) throw new Error(`blob ${id} is not whole`);
+  const pages = chunksOneByOne(pool, id);
+  yield* row.chunk_encoding === 'zstd' ? zstdDecoded(pages) : pages;
+}
+
+async function* chunksOneByOne(pool: Pool, id: string): AsyncGenerator<Buffer> {
+  for (let seq = 0; ; seq++) {
+    const { rows } = await pool.query<{ data: Buffer }>('SELECT data FROM blob_chunks WHERE blob_id = $1 AND seq = $2', [id, seq]);
+    if (!rows[0]) return;
+    yield rows[0].data;
+  }
+}
+
 type BlobRow = { bytes: string | null; chunk_encoding: ChunkEncoding };
-const blobRow = async (client: Client, id: string): Promise<BlobRow | undefined> =>
+const blobRow = async (client: Queryable, id: string): Promise<BlobRow | undefined> =>
   (await client.query<BlobRow>('SELECT bytes, chunk_encoding FROM blobs WHERE id = $1', [id])).rows[0];
 
 /**
@@ -363,6 +384,7 @@ export function createPostgresBlobStore(pool: Pool, writers: WriterHeartbeat, pa
     write: (source, maxBytes, onCreated) => writeBlob(pool, writers, source, maxBytes, onCreated),
     readsWhileWritten: true,
     read: (id) => readBlob(pool, id, patienceMs),
+    readInPages: (id) => readBlobInPages(pool, id),
     delete: (id) => deleteBlobRecord(pool, id),
     resumable: new PostgresResumableStore(pool),
     uploadedSize: (id) => resumableBlobSize(pool, id),

@@ -34,7 +34,7 @@ export async function purgeDeletedDataset(pool: Pool, blobs: BlobStore, datasetI
   const exportFiles = await deleteExportsOfDataset(pool, datasetId);
   const deletedVersions = await deleteVersionsOfDataset(pool, datasetId);
   const uploadFiles = await deleteUploadsOfDataset(pool, datasetId);
-  const files = [...new Set([...versions.flatMap((v) => (v.blobId ? [v.blobId] : [])), ...exportFiles, ...uploadFiles])];
+  const files = [...new Set([...versions.flatMap((v) => [v.blobId, v.rejectedBlobId].filter((id): id is string => id !== null)), ...exportFiles, ...uploadFiles])];
   for (const id of files) await blobs.delete(id).catch(() => {}); // a file already gone is fine; orphans are swept anyway
   await deleteDatasetRecord(pool, datasetId);
   return { versions: deletedVersions, rows, files: files.length };

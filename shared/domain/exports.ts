@@ -12,6 +12,7 @@ import { type ExportFormat, exportFormat } from './exportFormats.ts';
 import { checkedId, newId } from '../platform/ids.ts';
 import { SIGNED_URL_TTL_SECONDS, signingSecret, signPath } from '../platform/signedUrls.ts';
 import { inTransaction, queues } from '../platform/queue.ts';
+import { priorityOf, takeTurn } from './fairQueues.ts';
 import { jobOrigin } from '../platform/requestContext.ts';
 
 export const EXPORT_RETENTION = '7 days';
@@ -73,7 +74,14 @@ export async function createExport(
     [newId('exp'), input.datasetId, input.versionId, input.format],
   );
   const created = toRecord(rows[0]!);
-  await boss.send(queues.buildExport, { exportId: created.id, datasetId: input.datasetId, ...jobOrigin() }, { db: inTransaction(client) });
+  // In its account's turn: accounts' exports are taken in turn (fairQueues.ts).
+  const { rows: owner } = await client.query<{ account_id: string }>('SELECT account_id FROM datasets WHERE id = $1', [input.datasetId]);
+  const turn = await takeTurn(client, 'export', owner[0]!.account_id);
+  await boss.send(
+    queues.buildExport,
+    { exportId: created.id, datasetId: input.datasetId, ...jobOrigin(), turn },
+    { db: inTransaction(client), priority: priorityOf(turn) },
+  );
   return created;
 }
 

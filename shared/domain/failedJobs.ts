@@ -4,6 +4,7 @@ import type { PgBoss } from 'pg-boss';
 import type { Queryable } from '../platform/db.ts';
 import { queues } from '../platform/queue.ts';
 import { reopenExport } from './exports.ts';
+import { type FairTurn, priorityOf, turnOf } from './fairQueues.ts';
 import { reopenVersion } from './versions.ts';
 
 const MAIN = [queues.buildVersion, queues.buildExport];
@@ -77,7 +78,13 @@ export async function retryJob(db: Queryable, boss: PgBoss, id: string): Promise
   if (!(await reopen(db, failed.data))) throw new NotRetryable(`job ${id} is for a version or export that is built or failed for good; nothing to retry`);
   if (failed.deadLettered) {
     const queue = SOURCE_OF[failed.queue]!;
-    const newId = await boss.send(queue, failed.data);
+    // In its dataset's group (builds of one dataset one at a time) and its turn (fairQueues.ts), as first sent.
+    const turn = turnOf(failed.data as { turn?: FairTurn });
+    const datasetId = failed.data['datasetId'];
+    const newId = await boss.send(queue, failed.data, {
+      ...(queue === queues.buildVersion && typeof datasetId === 'string' && { group: { id: datasetId } }),
+      ...(turn && { priority: priorityOf(turn) }),
+    });
     await boss.deleteJob(failed.queue, id);
     return { id: newId!, queue, retried: true };
   }

@@ -35,7 +35,7 @@ export async function versionWhileStreaming(
   try {
     const blob = await deps.blobs.write(source, request.maxBytes, async (blobId) => {
       version = await withTransaction(deps.pool, (client) =>
-        createVersion(client, deps.boss, { datasetId: request.datasetId, blobId, bytesTotal: request.declaredBytes, requestPath: request.requestPath }),
+        createVersion(client, deps.boss, { datasetId: request.datasetId, blobId, bytesTotal: request.declaredBytes, requestPath: request.requestPath, whole: false }),
       );
     });
     await streamedFileArrived(deps.pool, deps.boss, version!, blob.bytes);
@@ -52,7 +52,7 @@ export async function versionOfFile(deps: IntakeDeps, file: ReceivedFile, reques
 
   return withTransaction(deps.pool, async (client) => {
     if (file.kind === 'blob') {
-      return createVersion(client, deps.boss, { datasetId: request.datasetId, blobId: file.blob.id, bytesTotal: file.blob.bytes, requestPath: request.requestPath });
+      return createVersion(client, deps.boss, { datasetId: request.datasetId, blobId: file.blob.id, bytesTotal: file.blob.bytes, requestPath: request.requestPath, whole: true });
     }
     const used = await useUpload(client, file.uploadId, request.datasetId);
     if ('refused' in used) {
@@ -65,6 +65,7 @@ export async function versionOfFile(deps: IntakeDeps, file: ReceivedFile, reques
       bytesTotal: used.bytes,
       requestPath: request.requestPath,
       uploadId: file.uploadId,
+      whole: true,
     });
   });
 }

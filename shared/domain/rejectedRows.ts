@@ -1,13 +1,16 @@
 // The rejected rows of a failed version as a CSV file to fix in a spreadsheet and upload again:
 // the source's header and, for each row with problems, its cells as uploaded (re-quoted where
-// needed, with the source's delimiter), after the row's number and its problems. The file is the
-// one the version was built from, kept for REJECTED_FILE_DAYS after the build failed; it is read
-// again beside the errors (both in row order), so memory stays flat whatever the file's size.
+// needed, with the source's delimiter), after the row's number and its problems. Made once, when
+// the build fails (storeRejectedRows), from the file the version was built from, read again beside
+// the errors (both in row order), so memory stays flat whatever the file's size; stored as a file
+// of its own that every GET reads a page at a time, holding no connection while its client reads.
+// Both files are kept for REJECTED_FILE_DAYS after the build failed.
 import type { BlobStore } from '../blobs/blobStore.ts';
 import { sourceRecords } from '../ingest/sourceRecords.ts';
 import type { RowError } from '../contract/fields.ts';
 import type { Queryable } from '../platform/db.ts';
 import { pageOfRowErrors } from './versionErrors.ts';
+import { recordRejectedFile } from './versions.ts';
 
 /** How long the file of a version that failed validation is kept for its rejected rows. */
 export const REJECTED_FILE_DAYS = 7;
@@ -69,4 +72,20 @@ export async function* rejectedRowsCsv(db: Queryable, blobs: BlobStore, version:
     await records.return(undefined);
     await errors.return(undefined);
   }
+}
+
+async function* utf8(pieces: AsyncIterable<string>): AsyncGenerator<Buffer> {
+  for await (const piece of pieces) yield Buffer.from(piece, 'utf8');
+}
+
+/**
+ * Makes the version's rejected rows file from its source file and records it; the file that
+ * stands (another process's, when two made it at once). Reads the whole source at the speed of
+ * the database, never at a client's.
+ */
+export async function storeRejectedRows(db: Queryable, blobs: BlobStore, version: { id: string; blobId: string }): Promise<string> {
+  const made = await blobs.write(utf8(rejectedRowsCsv(db, blobs, version)), Number.MAX_SAFE_INTEGER);
+  const standing = await recordRejectedFile(db, version.id, made.id);
+  if (standing !== made.id) await blobs.delete(made.id);
+  return standing;
 }

@@ -7,16 +7,17 @@
 // rows are bad: while COPY is behind, `behind()` gives the reader something to wait for. The
 // errors become visible when `flush()` ends the COPY, before the version fails.
 //
-// writeVersionErrorsJson streams them out with COPY: a file with millions of bad rows is answered
-// with memory that does not grow with it. Each element is built in SQL exactly as JSON.stringify
-// would write {row, field, code, message}.
+// writeVersionErrorsJson writes them out a page at a time, at the client's pace, holding no
+// connection while the client reads: a file with millions of bad rows is answered with memory that
+// does not grow with it. Each element is built in SQL exactly as JSON.stringify would write
+// {row, field, code, message}.
 import { once } from 'node:events';
-import { Transform, type Readable, type Writable } from 'node:stream';
-import { finished, pipeline } from 'node:stream/promises';
-import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
+import type { Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
+import { from as copyFrom } from 'pg-copy-streams';
 import type { RowError } from '../contract/fields.ts';
-import { type Client, copyJsonLinesOut, type Pool, type Queryable } from '../platform/db.ts';
-import { checkedId } from '../platform/ids.ts';
+import type { Client, Pool, Queryable } from '../platform/db.ts';
+import { writePaced } from '../platform/pacedWrites.ts';
 
 /** Text is sent to COPY in pieces of about this size. */
 const PIECE = 64 * 1024;
@@ -105,48 +106,31 @@ export class ErrorSpill {
   }
 }
 
-/** One element per line (COPY takes no parameters: the id is checked before it is inlined). */
-function errorsCopySql(versionId: string): string {
-  return copyJsonLinesOut(`SELECT '{"row":' || row_number || ',"field":' || to_json(field)::text || ',"code":' || to_json(code)::text
-      || ',"message":' || to_json(message)::text || '}'
-    FROM version_errors WHERE version_id = '${checkedId('ver', versionId)}' ORDER BY row_number, seq`);
-}
+/** Errors read per query when they are written out: about half a megabyte of JSON. */
+const ERRORS_PER_PAGE = 5_000;
 
 /**
- * Turns COPY's lines into comma-separated elements: JSON text has no raw newline, so every newline
- * ends an element; the last one is held back and dropped at the end.
+ * Writes the version's row errors (the inside of the array, no brackets) to `sink`, which stays
+ * open: a page at a time in row order, each page read with a query of its own (its connection back
+ * in the pool before the page is written), each written once the sink took the one before, at the
+ * client's pace, at most `stallMs` without progress (shared/platform/pacedWrites.ts). So a client
+ * that reads slowly holds no connection, and memory holds one page whatever the count.
  */
-function linesToElements(): Transform {
-  let held: number | undefined;
-  return new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      const out = Buffer.allocUnsafe(chunk.length);
-      let n = 0;
-      if (held !== undefined) out[n++] = held;
-      for (let i = 0; i < chunk.length - 1; i++) out[n++] = chunk[i] === 0x0a ? 0x2c : chunk[i]!;
-      held = chunk.length > 0 ? (chunk[chunk.length - 1] === 0x0a ? 0x2c : chunk[chunk.length - 1]) : held;
-      done(null, out.subarray(0, n));
-    },
-    flush(done) {
-      // `held` is the comma that ended the last element.
-      done();
-    },
-  });
-}
-
-/** Writes the version's row errors (the inside of the array, no brackets) to `sink`, which stays open. */
-export async function writeVersionErrorsJson(pool: Pool, versionId: string, sink: NodeJS.WritableStream): Promise<void> {
-  const client = await pool.connect();
-  let failure: Error | undefined;
-  try {
-    const rows: Readable = client.query(copyTo(errorsCopySql(versionId)));
-    await pipeline(rows, linesToElements(), sink, { end: false });
-  } catch (error) {
-    failure = error as Error;
-    throw error;
-  } finally {
-    // A COPY cut short (the reader went away) leaves the connection mid-protocol: drop it.
-    client.release(failure);
+export async function writeVersionErrorsJson(db: Queryable, versionId: string, sink: NodeJS.WritableStream, stallMs: number): Promise<void> {
+  let after: { row: string; seq: number } | undefined;
+  for (let first = true; ; first = false) {
+    const { rows } = await db.query<{ element: string; row_number: string; seq: number }>(
+      `SELECT '{"row":' || row_number || ',"field":' || to_json(field)::text || ',"code":' || to_json(code)::text
+          || ',"message":' || to_json(message)::text || '}' AS element, row_number, seq
+       FROM version_errors WHERE version_id = $1 AND ($2::bigint IS NULL OR (row_number, seq) > ($2, $3::int))
+       ORDER BY row_number, seq LIMIT $4`,
+      [versionId, after?.row ?? null, after?.seq ?? null, ERRORS_PER_PAGE],
+    );
+    if (rows.length === 0) return;
+    await writePaced(sink, (first ? '' : ',') + rows.map((r) => r.element).join(','), stallMs);
+    if (rows.length < ERRORS_PER_PAGE) return;
+    const last = rows.at(-1)!;
+    after = { row: last.row_number, seq: last.seq };
   }
 }
 

@@ -4,7 +4,8 @@
 import type { RecognisedColumns, VersionWarning } from '../contract/columns.ts';
 import type { PgBoss } from 'pg-boss';
 import type { EventType } from '../contract/events.ts';
-import type { Client, Queryable } from '../platform/db.ts';
+import { type Client, type Pool, type Queryable, withTransaction } from '../platform/db.ts';
+import { type FairTurn, priorityOf, takeTurn } from './fairQueues.ts';
 import { setActiveVersion, type Tenant } from './datasets.ts';
 import { recordEvent } from './events.ts';
 import { clearRowErrors, ERRORS_IN_VERSION, pageOfRowErrors } from './versionErrors.ts';
@@ -93,10 +94,74 @@ const toRecord = (r: Row): VersionRecord => ({
 
 export const versionNotFound = (id: string) => new Problem('not-found', `No version with id ${JSON.stringify(id)} exists.`);
 
+/**
+ * Files of at most this many bytes, whole when their version is created, are built in the express
+ * lane: build slots that larger files never take, so that a small file is built within a couple of
+ * seconds whatever other accounts have queued or building (contract, "Sharing the service fairly").
+ */
+export const EXPRESS_BUILD_MAX_BYTES = 1024 * 1024;
+
+/** What a build job carries: the version, where it comes from, and its turn in its lane's fair order. */
+export type BuildJob = { versionId: string; datasetId?: string; requestId?: string; accountId?: string; turn?: FairTurn };
+
+/**
+ * Sends the build job of a version (in `db`'s transaction, when it is one), in its account's turn
+ * (fairQueues.ts). The dataset is the job's group: one build per dataset at a time, anywhere. The
+ * express lane takes a small whole file whose dataset has no other version queued or building
+ * (one that has waits in the same lane as the build before it, behind it).
+ */
+async function sendBuildJob(db: Queryable, boss: PgBoss, version: { id: string; datasetId: string }, file: { whole: boolean; bytes: number | null }): Promise<void> {
+  const { rows } = await db.query<{ account_id: string; busy: boolean }>(
+    `SELECT d.account_id, EXISTS (SELECT 1 FROM versions v WHERE v.dataset_id = d.id AND v.id <> $2 AND v.status IN ('queued', 'building')) AS busy
+     FROM datasets d WHERE d.id = $1`,
+    [version.datasetId, version.id],
+  );
+  const { account_id: accountId, busy } = rows[0]!;
+  const express = file.whole && file.bytes !== null && file.bytes <= EXPRESS_BUILD_MAX_BYTES && !busy;
+  const turn = await takeTurn(db, express ? 'build-express' : 'build', accountId);
+  const data: BuildJob = { versionId: version.id, datasetId: version.datasetId, ...jobOrigin(), accountId, turn };
+  await boss.send(queues.buildVersion, data, { db: inTransaction(db), group: { id: version.datasetId }, priority: priorityOf(turn) });
+}
+
+/**
+ * A build job taken too early (an earlier version of its dataset is still queued in the express
+ * lane) sent again for a little later, in the same turn.
+ */
+export async function sendBuildJobLater(boss: PgBoss, job: BuildJob & { datasetId: string }, turn: FairTurn, seconds: number): Promise<void> {
+  await boss.send(queues.buildVersion, { ...job, turn }, { group: { id: job.datasetId }, priority: priorityOf(turn), startAfter: seconds });
+}
+
+/**
+ * A build the express lane could not finish within its threads' memory, sent to the other lane
+ * (whose threads may use more) in its account's next turn there.
+ */
+export async function sendBuildJobToMainLane(pool: Pool, boss: PgBoss, job: BuildJob & { datasetId: string }): Promise<void> {
+  await withTransaction(pool, async (client) => {
+    const { rows } = await client.query<{ account_id: string }>('SELECT account_id FROM datasets WHERE id = $1', [job.datasetId]);
+    if (!rows[0]) return;
+    const turn = await takeTurn(client, 'build', rows[0].account_id);
+    await boss.send(queues.buildVersion, { ...job, turn }, { db: inTransaction(client), group: { id: job.datasetId }, priority: priorityOf(turn) });
+  });
+}
+
+/**
+ * Whether an earlier version of the dataset is still queued in the express lane (a small whole
+ * file): a version of the same dataset sent to the other lane meanwhile waits for it, so that a
+ * dataset's builds run one at a time in creation order.
+ */
+export async function earlierExpressBuildQueued(db: Queryable, versionId: string): Promise<boolean> {
+  const { rows } = await db.query<{ waiting: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM versions e JOIN versions v ON v.dataset_id = e.dataset_id
+       WHERE v.id = $1 AND e.seq < v.seq AND e.status = 'queued' AND e.started_at IS NULL AND e.bytes_total <= $2) AS waiting`,
+    [versionId, EXPRESS_BUILD_MAX_BYTES],
+  );
+  return rows[0]?.waiting ?? false;
+}
+
 export async function createVersion(
   client: Client,
   boss: PgBoss,
-  input: { datasetId: string; blobId: string; bytesTotal: number | null; requestPath: string; uploadId?: string },
+  input: { datasetId: string; blobId: string; bytesTotal: number | null; requestPath: string; uploadId?: string; whole: boolean },
 ): Promise<VersionRecord> {
   const { rows } = await client.query<Row>(
     `INSERT INTO versions AS v (id, dataset_id, status, blob_id, upload_id, request_path, bytes_total)
@@ -104,8 +169,7 @@ export async function createVersion(
     [newId('ver'), input.datasetId, input.blobId, input.uploadId ?? null, input.requestPath, input.bytesTotal],
   );
   const version = toRecord(rows[0]!);
-  // The dataset is the job's group: one build per dataset at a time, in creation order.
-  await boss.send(queues.buildVersion, { versionId: version.id, datasetId: input.datasetId, ...jobOrigin() }, { db: inTransaction(client), group: { id: input.datasetId } });
+  await sendBuildJob(client, boss, version, { whole: input.whole, bytes: input.bytesTotal });
   return version;
 }
 
@@ -115,14 +179,15 @@ export async function createVersion(
  * job is sent. The UPDATE holds the version's row, so this and deferBuild are ordered: whichever
  * runs second sees what the other did (see deferBuild), and no version is left queued with no job.
  */
-export async function streamedFileArrived(db: Queryable, boss: PgBoss, version: { id: string; datasetId: string }, bytes: number): Promise<void> {
-  const { rows } = await db.query<{ deferred: boolean }>(
-    `UPDATE versions SET bytes_total = $2 WHERE id = $1 RETURNING status = 'queued' AND started_at IS NOT NULL AS deferred`,
-    [version.id, bytes],
-  );
-  if (rows[0]?.deferred) {
-    await boss.send(queues.buildVersion, { versionId: version.id, datasetId: version.datasetId, ...jobOrigin() }, { group: { id: version.datasetId } });
-  }
+export async function streamedFileArrived(pool: Pool, boss: PgBoss, version: { id: string; datasetId: string }, bytes: number): Promise<void> {
+  await withTransaction(pool, async (client) => {
+    const { rows } = await client.query<{ deferred: boolean }>(
+      `UPDATE versions SET bytes_total = $2 WHERE id = $1 RETURNING status = 'queued' AND started_at IS NOT NULL AS deferred`,
+      [version.id, bytes],
+    );
+    // Not the express lane: that version's dataset had a build under way (this one).
+    if (rows[0]?.deferred) await sendBuildJob(client, boss, version, { whole: false, bytes });
+  });
 }
 
 /**
@@ -355,10 +420,31 @@ export async function reopenVersion(db: Queryable, versionId: string): Promise<b
   return rowCount === 1;
 }
 
-/** A deleted dataset's versions (for its purge): their ids and the files they still hold. */
-export async function versionsOfDataset(db: Queryable, datasetId: string): Promise<{ id: string; blobId: string | null }[]> {
-  const { rows } = await db.query<{ id: string; blob_id: string | null }>('SELECT id, blob_id FROM versions WHERE dataset_id = $1', [datasetId]);
-  return rows.map((r) => ({ id: r.id, blobId: r.blob_id }));
+/** A deleted dataset's versions (for its purge): their ids and the files they still hold (their own, and their rejected rows'). */
+export async function versionsOfDataset(db: Queryable, datasetId: string): Promise<{ id: string; blobId: string | null; rejectedBlobId: string | null }[]> {
+  const { rows } = await db.query<{ id: string; blob_id: string | null; rejected_blob_id: string | null }>(
+    'SELECT id, blob_id, rejected_blob_id FROM versions WHERE dataset_id = $1',
+    [datasetId],
+  );
+  return rows.map((r) => ({ id: r.id, blobId: r.blob_id, rejectedBlobId: r.rejected_blob_id }));
+}
+
+/** The file of a failed version's rejected rows (rejectedRows.ts), if one was made. */
+export async function rejectedFileOf(db: Queryable, versionId: string): Promise<string | null> {
+  const { rows } = await db.query<{ rejected_blob_id: string | null }>('SELECT rejected_blob_id FROM versions WHERE id = $1', [versionId]);
+  return rows[0]?.rejected_blob_id ?? null;
+}
+
+/**
+ * Records the file of a version's rejected rows, unless one already is: the file that stands
+ * (this one, or the one recorded first).
+ */
+export async function recordRejectedFile(db: Queryable, versionId: string, blobId: string): Promise<string> {
+  const { rows } = await db.query<{ rejected_blob_id: string }>(
+    `UPDATE versions SET rejected_blob_id = coalesce(rejected_blob_id, $2) WHERE id = $1 RETURNING rejected_blob_id`,
+    [versionId, blobId],
+  );
+  return rows[0]?.rejected_blob_id ?? blobId;
 }
 
 /** Deletes a deleted dataset's versions (their errors, metrics and catalog go with them); the rows are deleted first. */

@@ -18,6 +18,8 @@ const EnvSchema = z.object({
   IDEMPOTENCY_LEASE_MS: z.coerce.number().int().min(100).default(60_000),
   MAX_UPLOAD_BYTES: z.coerce.number().int().min(1).default(2 * 1024 ** 3),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
+  EXPRESS_BUILD_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(1),
+  EXPRESS_BUILD_HEAP_MB: z.coerce.number().int().min(16).max(16_384).default(48),
   BUILD_HEAP_MB: z.coerce.number().int().min(16).max(16_384).default(192),
   TALLY_HEAP_MB: z.coerce.number().int().min(16).max(16_384).default(192),
   BLOB_STORE: z.enum(['postgres', 's3']).default('postgres'),
@@ -30,6 +32,7 @@ const EnvSchema = z.object({
   BLOB_HEARTBEAT_MS: z.coerce.number().int().min(10).default(5_000),
   BLOB_WRITER_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   SWEEP_INTERVAL_MS: z.coerce.number().int().min(10).default(10_000),
+  CLIENT_STALL_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
   STREAMED_BUILD_PATIENCE_MS: z.coerce.number().int().min(10).default(2_000),
   METRICS_TOKEN: z.string().min(16).optional(),
   METRICS_FLEET_INTERVAL_MS: z.coerce.number().int().min(0).max(3_600_000).default(15_000),
@@ -77,6 +80,18 @@ export type Config = {
   maxUploadBytes: number;
   workerConcurrency: number;
   /**
+   * Build slots per worker for small files only (at most 1 MiB, whole when sent: the express
+   * lane), besides the WORKER_CONCURRENCY slots that take builds of any size, so that a small file
+   * is built at once whatever large ones are queued or building.
+   */
+  expressBuildConcurrency: number;
+  /**
+   * The old-generation heap of each express build thread, in MiB: a file of at most 1 MiB needs
+   * little, and a small cap keeps what the thread's heap holds on to small. A build that needs more
+   * is sent to the other lane, whose threads have BUILD_HEAP_MB.
+   */
+  expressBuildHeapMb: number;
+  /**
    * The old-generation heap of each build thread, in MiB: a build that needs more ends failed,
    * its worker process and the other builds go on. A build holds little that grows with its file
    * (the tally is on a thread of its own); the largest is the tally's figures, handed over at the end.
@@ -97,6 +112,12 @@ export type Config = {
   blobWriterTimeoutMs: number;
   /** How often each worker sweeps abandoned files (and the versions waiting for them). */
   sweepIntervalMs: number;
+  /**
+   * How long an answer that waits on its client (a download, the rejected rows, a 422 with every
+   * row error) may go without the client taking anything before its connection is closed. Such an
+   * answer holds no connection, lock or pooled slot meanwhile.
+   */
+  clientStallTimeoutMs: number;
   /** How long a build following a file still streaming in waits for new bytes before handing its slot back. */
   streamedBuildPatienceMs: number;
   /** When set, GET /metrics needs `Authorization: Bearer` this token; open otherwise (a warning at start outside development). */
@@ -151,6 +172,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     idempotencyLeaseMs: e.IDEMPOTENCY_LEASE_MS,
     maxUploadBytes: e.MAX_UPLOAD_BYTES,
     workerConcurrency: e.WORKER_CONCURRENCY,
+    expressBuildConcurrency: e.EXPRESS_BUILD_CONCURRENCY,
+    expressBuildHeapMb: e.EXPRESS_BUILD_HEAP_MB,
     buildHeapMb: e.BUILD_HEAP_MB,
     tallyHeapMb: e.TALLY_HEAP_MB,
     blobStore:
@@ -168,6 +191,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     blobHeartbeatMs: e.BLOB_HEARTBEAT_MS,
     blobWriterTimeoutMs: e.BLOB_WRITER_TIMEOUT_MS,
     sweepIntervalMs: e.SWEEP_INTERVAL_MS,
+    clientStallTimeoutMs: e.CLIENT_STALL_TIMEOUT_MS,
     streamedBuildPatienceMs: e.STREAMED_BUILD_PATIENCE_MS,
     metricsToken: e.METRICS_TOKEN,
     metricsFleetIntervalMs: e.METRICS_FLEET_INTERVAL_MS,

@@ -1,6 +1,6 @@
 // The job queue (pg-boss in PostgreSQL): queue names and how a process gets an instance.
 import { PgBoss } from 'pg-boss';
-import type { Client } from './db.ts';
+import type { Queryable } from './db.ts';
 import type { Logger } from './log.ts';
 
 export const queues = {
@@ -44,7 +44,7 @@ export function createBoss(url: string, role: BossRole, log: Logger): PgBoss {
 }
 
 /** pg-boss enqueues through the caller's transaction, so a job exists only if what asks for it does. */
-export const inTransaction = (client: Client) => ({ executeSql: (text: string, values?: unknown[]) => client.query(text, values) });
+export const inTransaction = (client: Queryable) => ({ executeSql: (text: string, values?: unknown[]) => client.query(text, values) });
 
 /** Creates the queues this release uses (idempotent): producers and workers both call it. */
 export async function ensureQueues(boss: PgBoss): Promise<void> {

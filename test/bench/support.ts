@@ -87,13 +87,13 @@ export async function writeBlocks(path: string, header: string, blocks: Iterable
   return (await stat(path)).size;
 }
 
-/** POSTs a file as a new version (text/csv, streamed from disk) and waits up to 300 s for the outcome. */
-export function postFile(url: string, key: string, path: string, idempotencyKey: string): Promise<{ status: number; body: string; ms: number }> {
+/** POSTs a file as a new version (text/csv, streamed from disk) and waits up to 300 s for the outcome (or as `prefer` says). */
+export function postFile(url: string, key: string, path: string, idempotencyKey: string, prefer = 'wait=300'): Promise<{ status: number; body: string; ms: number }> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
     const req = request(url, {
       method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'idempotency-key': idempotencyKey, 'content-type': 'text/csv', prefer: 'wait=300' },
+      headers: { authorization: `Bearer ${key}`, 'idempotency-key': idempotencyKey, 'content-type': 'text/csv', prefer },
     }, (res) => {
       let body = '';
       res.on('data', (c) => (body += c));

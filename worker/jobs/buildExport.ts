@@ -7,9 +7,10 @@ import { exportById, exportRowsOut, type ExportViews, markExportBuilding, markEx
 import type { Logger } from '../../shared/platform/log.ts';
 import { BUILD_RETRY_LIMIT } from '../../shared/platform/queue.ts';
 import type { UsageMeter } from '../../shared/tenancy/usage.ts';
+import { type FairTurn, turnOf, turnTaken } from '../../shared/domain/fairQueues.ts';
 
 /** The export to build, and where it comes from (its dataset, and the request and account that asked for it, when known). */
-export type ExportJob = { exportId: string; datasetId?: string; requestId?: string; accountId?: string };
+export type ExportJob = { exportId: string; datasetId?: string; requestId?: string; accountId?: string; turn?: FairTurn };
 
 /** What every log line of an export job names, so that a request can be followed to its export. */
 const jobFields = (job: Job<ExportJob>) => {
@@ -22,6 +23,9 @@ export function buildExport(pool: Pool, blobs: BlobStore, config: { baseUrl: str
   return async ([job]: Job<ExportJob>[]): Promise<void> => {
     const { exportId } = job!.data;
     const fields = jobFields(job!);
+    const turn = turnOf(job!.data);
+    // The export lane's fair clock moves to this job's turn (shared/domain/fairQueues.ts).
+    if (turn) await turnTaken(pool, turn).catch((error: unknown) => log.warn({ err: error, ...fields }, 'fair clock not moved'));
     const exp = await exportById(pool, exportId);
     if (!exp || exp.status === 'ready' || exp.status === 'failed') return;
     try {

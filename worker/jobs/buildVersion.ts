@@ -4,17 +4,29 @@
 // once; any other is retried by pg-boss, and the last attempt's failure fails the version. A job
 // whose attempts never returned (a worker or thread that died, no heartbeat) ends in the dead-letter
 // queue, whose consumer fails the version if it is still unfinished.
-import type { Job } from 'pg-boss';
+import type { Job, PgBoss } from 'pg-boss';
 import { CONTRACT_FIELDS } from '../../shared/contract/fields.ts';
 import { withTransaction, type Pool } from '../../shared/platform/db.ts';
 import type { Logger } from '../../shared/platform/log.ts';
 import { BUILD_RETRY_LIMIT } from '../../shared/platform/queue.ts';
 import type { UsageMeter } from '../../shared/tenancy/usage.ts';
-import { claimBuild, finishVersion, type StoredProblem, type Views } from '../../shared/domain/versions.ts';
+import { type Lane, turnOf, turnTaken } from '../../shared/domain/fairQueues.ts';
+import {
+  type BuildJob,
+  claimBuild,
+  earlierExpressBuildQueued,
+  finishVersion,
+  sendBuildJobLater,
+  sendBuildJobToMainLane,
+  type StoredProblem,
+  type Views,
+} from '../../shared/domain/versions.ts';
 import { BuildOutOfMemory, type BuildThreads } from '../buildThreads.ts';
 
-/** The version to build, and where it comes from (its dataset, and the request and account that asked for it, when known). */
-export type BuildJob = { versionId: string; datasetId?: string; requestId?: string; accountId?: string };
+export type { BuildJob };
+
+/** How long a build taken before an earlier version of its dataset in the express lane waits before it is taken again. */
+const WAIT_FOR_EXPRESS_SECONDS = 1;
 
 /** What every log line of a build job names, so that a request can be followed to its build. */
 const jobFields = (job: Job<BuildJob>) => {
@@ -61,10 +73,23 @@ const UNFINISHED: StoredProblem = {
   errorCount: 0,
 };
 
-export function buildVersion(pool: Pool, threads: BuildThreads, meter: UsageMeter, views: Views, log: Logger) {
+/**
+ * The consumer of one lane's build jobs (`lane`: build, or build-express for small files). The
+ * lane's fair clock moves to the job's turn as it starts (shared/domain/fairQueues.ts).
+ */
+export function buildVersion(pool: Pool, boss: PgBoss, threads: BuildThreads, meter: UsageMeter, views: Views, log: Logger, lane: Lane) {
   return async ([job]: Job<BuildJob>[]): Promise<void> => {
-    const { versionId } = job!.data;
+    const { versionId, datasetId } = job!.data;
     const fields = jobFields(job!);
+    const turn = turnOf(job!.data) ?? { lane, start: 0 };
+    // A dataset's builds run one at a time, in creation order: one sent to this lane while an
+    // earlier one of its dataset still waits in the express lane goes after it.
+    if (lane !== 'build-express' && datasetId !== undefined && (await earlierExpressBuildQueued(pool, versionId))) {
+      await sendBuildJobLater(boss, { ...job!.data, datasetId }, turn, WAIT_FOR_EXPRESS_SECONDS);
+      log.info(fields, 'build waits for an earlier version of its dataset');
+      return;
+    }
+    await turnTaken(pool, turn).catch((error: unknown) => log.warn({ err: error, ...fields }, 'fair clock not moved'));
     const started = performance.now();
     try {
       const built = await threads.run(versionId, job!.signal);
@@ -79,6 +104,11 @@ export function buildVersion(pool: Pool, threads: BuildThreads, meter: UsageMete
         'version built',
       );
     } catch (error) {
+      if (lane === 'build-express' && error instanceof BuildOutOfMemory && datasetId !== undefined) {
+        // Not the file's fault: the express lane's threads have a small heap. The other lane builds it.
+        log.warn({ ...fields, limitMb: error.limitMb }, 'small build ran out of the express lane\'s memory; sent to the other lane');
+        return sendBuildJobToMainLane(pool, boss, { ...job!.data, datasetId });
+      }
       const problem = deterministicProblem(error);
       log.error({ err: error, ...fields, attempt: job!.retryCount, retried: !problem && job!.retryCount < BUILD_RETRY_LIMIT }, 'build failed');
       if (problem) return failUnfinished(pool, views, versionId, problem);

@@ -10,6 +10,7 @@ import { WriterBehind } from '../../shared/blobs/blobRecords.ts';
 import { cancelRunningStatement, type Pool, withTransaction } from '../../shared/platform/db.ts';
 import { copyRowsIn } from '../../shared/domain/contractRows.ts';
 import { ErrorSpill, rejectedRowCount } from '../../shared/domain/versionErrors.ts';
+import { storeRejectedRows } from '../../shared/domain/rejectedRows.ts';
 import { findDuplicates } from '../../shared/ingest/duplicates.ts';
 import { parseContracts } from '../../shared/ingest/parseContracts.ts';
 import { Tally, type TallyEnd, type TallyLimits } from '../../shared/ingest/tally.ts';
@@ -188,6 +189,10 @@ async function build(pool: Pool, blobs: BlobStore, views: Views, version: Builda
     const problems = `${spill.count} problem${spill.count === 1 ? '' : 's'}`;
     const detail = `${rejected} row${rejected === 1 ? ' was' : 's were'} rejected (${problems}); nothing was written.`;
     const problem: StoredProblem = { type: 'ingest-validation-failed', detail, errorCount: spill.count };
+    // The rejected rows as a file of their own, made once, before the outcome is told, so that
+    // their GETs read pages of it and never the source again. If it cannot be made now, the first
+    // GET of them makes it.
+    await storeRejectedRows(pool, blobs, { id: versionId, blobId: version.blobId! }).catch(() => {});
     await withTransaction(pool, (c) => finishVersion(c, versionId, 'failed', problem, views, { columns, warnings: versionWarnings(columns) }));
   } else if (outcome === 'superseded') {
     await withTransaction(pool, (c) => finishVersion(c, versionId, 'superseded', null, views));

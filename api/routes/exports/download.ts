@@ -28,6 +28,6 @@ export default defineOperation({
     if (!signatureValid(secret, exportPath(params.exportId), query.expires, query.signature)) throw forbidden;
     const exp = await exportById(deps.pool, params.exportId);
     if (!exp) throw forbidden;
-    await sendExportFile(deps.blobs, res, exp);
+    await sendExportFile(deps.blobs, res, exp, deps.config.clientStallTimeoutMs);
   },
 });

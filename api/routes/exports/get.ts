@@ -45,6 +45,6 @@ export const getExportContent = defineOperation({
   async handle({ res, deps, params }) {
     const exp = await findExport(deps.pool, tenantOf(res), params.id, params.exportId);
     if (!exp) throw exportNotFound(params.exportId);
-    await sendExportFile(deps.blobs, res, exp);
+    await sendExportFile(deps.blobs, res, exp, deps.config.clientStallTimeoutMs);
   },
 });

@@ -6,8 +6,7 @@ import { EXPORT_FORMAT_NAMES, exportFormat, mediaType } from '../../../shared/do
 import type { ResponseSpec } from '../../defineOperation.ts';
 import { csvExample, jsonlExample } from '../../examples.ts';
 import { Problem } from '../../../shared/platform/problems.ts';
-import { pipeline } from 'node:stream/promises';
-import { Readable } from 'node:stream';
+import { sendPaced } from '../../../shared/platform/pacedWrites.ts';
 
 export const ExportSchema = z
   .object({
@@ -29,7 +28,8 @@ export const ExportSchema = z
 
 /** The answer of both download routes: the file, in the format the export was requested in. */
 export const exportFileAnswer: ResponseSpec = {
-  description: 'The file (CSV or JSONL, as the export was requested).',
+  description:
+    'The file (CSV or JSONL, as the export was requested), sent at the pace the client reads it; a client that takes nothing of it for CLIENT_STALL_TIMEOUT_MS (60 s by default) has its connection closed.',
   contentType: mediaType('csv'),
   schema: z.string(),
   example: csvExample,
@@ -40,8 +40,12 @@ export const exportFileAnswer: ResponseSpec = {
 /** `a`, `a or b`, `a, b or c`: for the reference's prose about the formats. */
 export const orList = (items: string[]) => (items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} or ${items.at(-1)}`);
 
-/** Streams a ready export's file as a download; a HEAD gets its headers (with the length) and no read. */
-export async function sendExportFile(blobs: BlobStore, res: Response, exp: ExportRecord): Promise<void> {
+/**
+ * Sends a ready export's file as a download, a page at a time at the client's pace: no connection
+ * is held while the client reads, and one that takes nothing for `stallMs` is cut off
+ * (shared/platform/pacedWrites.ts). A HEAD gets its headers (with the length) and no read.
+ */
+export async function sendExportFile(blobs: BlobStore, res: Response, exp: ExportRecord, stallMs: number): Promise<void> {
   if (exp.status !== 'ready' || !exp.blobId) {
     throw new Problem('conflict', `The export is ${exp.status}, not ready: GET the export until its status is ready.`);
   }
@@ -52,5 +56,5 @@ export async function sendExportFile(blobs: BlobStore, res: Response, exp: Expor
     .set('Content-Disposition', `attachment; filename="${exportFileName(exp)}"`)
     .set('Cache-Control', 'private, no-store');
   if (res.req.method === 'HEAD') return void res.end();
-  await pipeline(Readable.from(blobs.read(exp.blobId)), res);
+  await sendPaced(res, blobs.readInPages(exp.blobId), stallMs);
 }

@@ -121,7 +121,8 @@ export const appendResumableUpload = tusOperation({
     'The bytes from Upload-Offset on (Content-Type application/offset+octet-stream). A connection cut mid-way keeps what arrived: ' +
     'HEAD to learn the offset and PATCH again. 409 when Upload-Offset is not the upload\'s offset (another request wrote meanwhile); ' +
     'a second PATCH while one is running asks the first to stop and takes over. With the last byte the upload is uploaded: ' +
-    'create a version with {"uploadId"}.',
+    'create a version with {"uploadId"}. A PATCH whose client sends slowly holds nothing other requests need (its lock on the upload is a lease, ' +
+    'held without a connection), however long it lasts.',
   requestHeaders: z.object({
     'Tus-Resumable': TusResumable,
     'Upload-Offset': z.string().meta({ description: 'Where these bytes start: the upload\'s offset, e.g. "536870912".' }),

@@ -38,7 +38,13 @@ export default defineOperation({
     'active, 422 `ingest-validation-failed` listing every row error (nothing is written), or 202 while it is still building, ' +
     'with Location to follow. A file that needs more memory to build than a build may use fails with 413 `payload-too-large` ' +
     '(nothing is written; the same file fails again); a version that could not be built at all, with 500 `internal`. ' +
-    'Either problem names the failed version in `versionId`.',
+    'Either problem names the failed version in `versionId`. ' +
+    "Builds are shared fairly between accounts: when several accounts have builds queued, each account's next build is taken in turn, " +
+    "and a dataset's builds run one at a time, in creation order. A file of at most 1 MiB (sent with its Content-Length, or named by an upload) " +
+    'from an account with nothing else queued, to a dataset with no other version queued or building, is built in slots that larger files never take: ' +
+    'its answer comes within about 2 seconds whatever other accounts have queued or building. ' +
+    'A 422 (and its replay) is sent a page of row errors at a time at the pace the client reads it, holding nothing shared meanwhile; ' +
+    'a client that takes nothing of it for CLIENT_STALL_TIMEOUT_MS (60 s by default) has its connection closed.',
   params: DatasetIdParams,
   requestHeaders: z.object({
     Prefer: z.string().optional().meta({

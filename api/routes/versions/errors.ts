@@ -1,13 +1,12 @@
 // GET /v1/datasets/{id}/versions/{versionId}/errors: every row error of a version, in row order,
 // a page at a time; with `Accept: text/csv`, the rejected rows themselves as a CSV file to fix and
 // upload again (../shared/spec/contract.md "Versions").
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
 import { blobIsStored } from '../../../shared/blobs/blobRecords.ts';
-import { REJECTED_FILE_DAYS, rejectedRowsCsv } from '../../../shared/domain/rejectedRows.ts';
+import { REJECTED_FILE_DAYS, storeRejectedRows } from '../../../shared/domain/rejectedRows.ts';
+import { sendPaced } from '../../../shared/platform/pacedWrites.ts';
 import { pageOfRowErrors } from '../../../shared/domain/versionErrors.ts';
-import { findVersion, type VersionRecord, versionNotFound } from '../../../shared/domain/versions.ts';
+import { findVersion, rejectedFileOf, type VersionRecord, versionNotFound } from '../../../shared/domain/versions.ts';
 import { Problem } from '../../../shared/platform/problems.ts';
 import { defineOperation, type Deps } from '../../defineOperation.ts';
 import { tenantOf } from '../../principal.ts';
@@ -19,19 +18,35 @@ const CSV_EXAMPLE =
   '3,"startDate not_a_date: startDate ""2026-02-30"" is not a date YYYY-MM-DD.",C-1002,"Acme, Inc.",Support,2026-02-30,2027-02-28,1200.00,EUR\r\n' +
   '7,customer required: customer is required.,C-1006,,Licence,2026-01-01,2026-12-31,99.50,USD\r\n';
 
-/** The file of a version that failed validation, while it is kept; else why there is none. */
-async function rejectedFile(deps: Deps, version: VersionRecord): Promise<{ id: string; blobId: string }> {
+/** Makings of rejected rows files under way in this process, by version: concurrent GETs share one. */
+const making = new Map<string, Promise<string>>();
+
+/**
+ * The file of a version's rejected rows, while it is kept; else why there is none. The build made
+ * it when it failed; a version failed before that was made, or whose making failed, gets it made
+ * now, once, from its source file (read at the database's speed, not the client's).
+ */
+async function rejectedFile(deps: Deps, version: VersionRecord): Promise<string> {
   const failedValidation = version.status === 'failed' && version.problem?.type === 'ingest-validation-failed';
   if (!failedValidation) {
     throw new Problem('not-found', `Version ${version.id} has no rejected rows: only a version that failed validation has them.`);
   }
-  if (!version.blobId || !(await blobIsStored(deps.pool, version.blobId))) {
-    throw new Problem(
-      'not-found',
-      `The file of version ${version.id} is no longer kept (files of failed versions are kept ${REJECTED_FILE_DAYS} days), so its rejected rows cannot be given; its errors are still listed as JSON.`,
-    );
+  const gone = new Problem(
+    'not-found',
+    `The file of version ${version.id} is no longer kept (files of failed versions are kept ${REJECTED_FILE_DAYS} days), so its rejected rows cannot be given; its errors are still listed as JSON.`,
+  );
+  const made = await rejectedFileOf(deps.pool, version.id);
+  if (made) {
+    if (await blobIsStored(deps.pool, made)) return made;
+    throw gone;
   }
-  return { id: version.id, blobId: version.blobId };
+  if (!version.blobId || !(await blobIsStored(deps.pool, version.blobId))) throw gone;
+  let pending = making.get(version.id);
+  if (!pending) {
+    pending = storeRejectedRows(deps.pool, deps.blobs, { id: version.id, blobId: version.blobId }).finally(() => making.delete(version.id));
+    making.set(version.id, pending);
+  }
+  return pending;
 }
 
 export default defineOperation({
@@ -45,7 +60,9 @@ export default defineOperation({
     'Every row error of the version in row order (then in the order found), a page at a time; an empty list for a version without errors. ' +
     'With `Accept: text/csv`, the rejected rows as a CSV file to fix in a spreadsheet and upload again: the columns `rejectedRow` (its row number) and `problems`, ' +
     "then the file's own header and each rejected row's cells as uploaded, with the file's delimiter (an upload ignores the two added columns). " +
-    `The file of a failed version is kept ${REJECTED_FILE_DAYS} days for this; after that the CSV answers 404 while the JSON list stays.`,
+    `The file of a failed version is kept ${REJECTED_FILE_DAYS} days for this; after that the CSV answers 404 while the JSON list stays. ` +
+    'The rejected rows file is made once, when the build fails, and sent at the pace the client reads it, holding nothing shared meanwhile; ' +
+    'a client that takes nothing of it for CLIENT_STALL_TIMEOUT_MS (60 s by default) has its connection closed.',
   params: z.object({ id: z.string().min(1).max(100), versionId: z.string().min(1).max(100) }),
   query: PaginationQuery,
   responses: {
@@ -71,7 +88,7 @@ export default defineOperation({
       const file = await rejectedFile(deps, version);
       res.status(200).attachment(`${version.id}-rejected-rows.csv`).type('text/csv; charset=utf-8');
       if (req.method === 'HEAD') return void res.end();
-      await pipeline(Readable.from(rejectedRowsCsv(deps.pool, deps.blobs, file)), res);
+      await sendPaced(res, deps.blobs.readInPages(file), deps.config.clientStallTimeoutMs);
       return;
     }
     const page = await pageOfRowErrors(deps.pool, version.id, query);

@@ -67,17 +67,22 @@ export const VersionSchema = z
  * The 422 answer of a failed version's creation (and its replay): every row error, streamed in
  * when the document is sent (see StreamedJson). Any other failure: its problem without errors.
  */
-export function versionProblem(pool: Pool, version: VersionRecord, errorsBase: string, streamed: StreamedJson): Record<string, unknown> | null {
+export function versionProblem(
+  pool: Pool,
+  version: VersionRecord,
+  config: Pick<Config, 'errorsBase' | 'clientStallTimeoutMs'>,
+  streamed: StreamedJson,
+): Record<string, unknown> | null {
   const stored = version.problem;
   if (version.status !== 'failed' || !stored) return null;
   const t = problemTypes[stored.type];
   return {
-    type: `${errorsBase}/${stored.type}`,
+    type: `${config.errorsBase}/${stored.type}`,
     title: t.title,
     status: t.status,
     detail: stored.detail,
     instance: version.requestPath,
-    ...(stored.type === 'ingest-validation-failed' && { errors: streamed.array((sink) => writeVersionErrorsJson(pool, version.id, sink)) }),
+    ...(stored.type === 'ingest-validation-failed' && { errors: streamed.array((sink) => writeVersionErrorsJson(pool, version.id, sink, config.clientStallTimeoutMs)) }),
     versionId: version.id,
   };
 }
@@ -102,13 +107,13 @@ export const hasValidationProblem = (version: VersionRecord) => version.status =
 export async function sendValidationProblem(
   res: Response,
   pool: Pool,
-  config: Pick<Config, 'baseUrl' | 'errorsBase'>,
+  config: Pick<Config, 'baseUrl' | 'errorsBase' | 'clientStallTimeoutMs'>,
   version: VersionRecord,
   beforeStreaming?: () => Promise<void>,
 ): Promise<void> {
   if (!hasValidationProblem(version)) throw new Error(`version ${version.id} has no validation problem`);
   const streamed = new StreamedJson();
-  const problem = versionProblem(pool, version, config.errorsBase, streamed);
+  const problem = versionProblem(pool, version, config, streamed);
   // The failed version, for a client that would rather read its first errors and errorCount than every error.
   res.status(422).type(PROBLEM_CONTENT_TYPE).location(`${config.baseUrl}/v1/datasets/${version.datasetId}/versions/${version.id}`);
   await beforeStreaming?.();
@@ -116,7 +121,7 @@ export async function sendValidationProblem(
 }
 
 /** The replay of a version's 422 kept by reference (see keepStreamedAnswer). */
-export async function replayValidationProblem(res: Response, pool: Pool, config: Pick<Config, 'baseUrl' | 'errorsBase'>, versionId: string): Promise<void> {
+export async function replayValidationProblem(res: Response, pool: Pool, config: Pick<Config, 'baseUrl' | 'errorsBase' | 'clientStallTimeoutMs'>, versionId: string): Promise<void> {
   const version = await versionById(pool, versionId);
   if (!version) throw new Error(`version ${versionId} is gone`);
   await sendValidationProblem(res, pool, config, version);
