@@ -86,9 +86,26 @@ export class BuildThreads {
     this.onBuilt = onBuilt;
   }
 
-  /** Starts every thread; rejects if one cannot start (the worker then does not start either). */
-  async start(): Promise<void> {
-    await Promise.all(Array.from({ length: this.size }, () => this.spawn()));
+  /** Why this lane's threads could not start for lack of heap (a lane that may go without: see start). */
+  private cannotStart: BuildOutOfMemory | undefined;
+
+  /**
+   * Starts every thread; rejects if one cannot start (the worker then does not start either).
+   * With `orElse`, a lane whose threads run out of heap before they are even ready (a heap set too
+   * small for what a thread loads, such as the S3 client) does not stop the worker: it is said
+   * once, and each build asked of it fails at once with BuildOutOfMemory, as one that outgrew its
+   * thread would (the express lane's builds then go to the other lane).
+   */
+  async start(orElse?: 'without'): Promise<void> {
+    const started = await Promise.allSettled(Array.from({ length: this.size }, () => this.spawn()));
+    const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (!failed) return;
+    if (orElse === 'without' && failed.reason instanceof BuildOutOfMemory && this.slots.size === 0) {
+      this.cannotStart = failed.reason;
+      this.log.error({ err: failed.reason, heapMb: this.data.heapMb }, 'build threads of this lane cannot start in their heap: its builds go to the other lane');
+      return;
+    }
+    throw failed.reason;
   }
 
   /**
@@ -97,6 +114,7 @@ export class BuildThreads {
    * that has not stopped within a few seconds is ended.
    */
   async run(versionId: string, signal: AbortSignal): Promise<BuildSummary> {
+    if (this.cannotStart) throw this.cannotStart;
     const slot = await this.take();
     return new Promise<BuildSummary>((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;

@@ -116,7 +116,7 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
   try {
     await migrate(pool);
     await threads.start();
-    await expressThreads.start();
+    await expressThreads.start('without');
     await boss.start();
     await ensureQueues(boss);
     await ensureSchedules(boss);
