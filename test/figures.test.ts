@@ -121,6 +121,26 @@ describe('figures', () => {
     });
   });
 
+  describe('months from the year 1 to 9999', () => {
+    it('when customers start in months of their own and come back eight thousand years later, then what the book holds grows with the contracts, not the span, and the series stops at 600 months', () => {
+      const rows: ReferenceRow[] = [];
+      const pad = (n: number, w: number) => String(n).padStart(w, '0');
+      for (let i = 0; i < 400; i++) {
+        const year = 2000 + Math.floor(i / 12);
+        const month = pad((i % 12) + 1, 2);
+        rows.push({ customer: `C${i}`, startDate: `${year}-${month}-01`, endDate: `${year + 1}-${month}-01`, amount: '120.00', currency: 'EUR' });
+        rows.push({ customer: `C${i}`, startDate: `9998-${month}-01`, endDate: `9999-12-31`, amount: `${i + 1}.00`, currency: 'EUR' });
+      }
+      const before = process.memoryUsage().heapUsed;
+      const mine = bookFigures(rows);
+      expect(process.memoryUsage().heapUsed - before).to.be.below(64 * 1024 * 1024);
+      expect(mine.monthly.length).to.equal(600);
+      const ref = referenceFigures(rows);
+      expect(mine.monthly).to.deep.equal(ref.monthly);
+      expect(mine.cohorts).to.deep.equal(ref.cohorts);
+    });
+  });
+
   describe('against the reference', function () {
     this.timeout(120_000);
     it('when books are generated (renewals, upsells, downgrades, gaps, odd days, currencies), then every monthly figure and cohort equals the reference', () => {
