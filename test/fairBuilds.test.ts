@@ -3,7 +3,7 @@
 // built at once, whatever another account has queued or building; two accounts' queued builds
 // take turns; a dataset's builds still run one at a time, in creation order.
 import { expect } from 'chai';
-import { CONTRACT_HEADER, contractBlocks } from './support/contracts.ts';
+import { CONTRACT_HEADER, contractBlocks, contractsCsv } from './support/contracts.ts';
 import { eventually } from './support/eventually.ts';
 import { newDataset, postCsv } from './support/ingest.ts';
 import { type TestService, useService } from './support/service.ts';
@@ -100,6 +100,36 @@ describe('fair builds', () => {
     }
     await allFinished(svc, sent, 150_000);
     const order = (await buildsOf(svc, sent)).map((b) => (b.account === first.accountId ? 'first' : 'second'));
+    // First come, first served: first ×4, then second ×4.
+    expect(order).to.deep.equal(['first', 'second', 'first', 'second', 'first', 'second', 'first', 'second']);
+  });
+
+  it("when two accounts have exports queued, then each account's next export is taken in turn", async function () {
+    this.timeout(180_000);
+    const first = await svc.tenant();
+    const second = await svc.tenant();
+    const file = contractsCsv(150_000);
+    const datasets: Record<string, string> = {};
+    for (const tenant of [first, second]) {
+      datasets[tenant.key] = await newDataset(svc, tenant.key);
+      const built = await postCsv(svc, tenant.key, datasets[tenant.key]!, file, { wait: 120 });
+      expect(built.status, built.text.slice(0, 300)).to.equal(201);
+    }
+    const sent: string[] = [];
+    for (const tenant of [first, first, first, first, second, second, second, second]) {
+      const requested = await svc.request(`/v1/datasets/${datasets[tenant.key]}/exports`, { key: tenant.key, json: { format: 'csv' } });
+      expect(requested.status, requested.text).to.equal(202);
+      sent.push(requested.json.id);
+    }
+    const { rows } = await eventually(
+      () => svc.db.query<{ account_id: string; status: string }>(
+        `SELECT d.account_id, e.status FROM exports e JOIN datasets d ON d.id = e.dataset_id WHERE e.id = ANY($1) ORDER BY e.completed_at`,
+        [sent],
+      ),
+      (r) => r.rows.every((e) => e.status === 'ready'),
+      { timeoutMs: 150_000, everyMs: 100 },
+    );
+    const order = rows.map((e) => (e.account_id === first.accountId ? 'first' : 'second'));
     // First come, first served: first ×4, then second ×4.
     expect(order).to.deep.equal(['first', 'second', 'first', 'second', 'first', 'second', 'first', 'second']);
   });
