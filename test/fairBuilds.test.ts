@@ -3,7 +3,7 @@
 // built at once, whatever another account has queued or building; two accounts' queued builds
 // take turns; a dataset's builds still run one at a time, in creation order.
 import { expect } from 'chai';
-import { CONTRACT_HEADER, contractBlocks } from './support/contracts.ts';
+import { CONTRACT_HEADER, contractBlocks, contractsCsv } from './support/contracts.ts';
 import { eventually } from './support/eventually.ts';
 import { newDataset, postCsv } from './support/ingest.ts';
 import { type TestService, useService } from './support/service.ts';
@@ -104,6 +104,36 @@ describe('fair builds', () => {
     expect(order).to.deep.equal(['first', 'second', 'first', 'second', 'first', 'second', 'first', 'second']);
   });
 
+  it("when two accounts have exports queued, then each account's next export is taken in turn", async function () {
+    this.timeout(180_000);
+    const first = await svc.tenant();
+    const second = await svc.tenant();
+    const file = contractsCsv(150_000);
+    const datasets: Record<string, string> = {};
+    for (const tenant of [first, second]) {
+      datasets[tenant.key] = await newDataset(svc, tenant.key);
+      const built = await postCsv(svc, tenant.key, datasets[tenant.key]!, file, { wait: 120 });
+      expect(built.status, built.text.slice(0, 300)).to.equal(201);
+    }
+    const sent: string[] = [];
+    for (const tenant of [first, first, first, first, second, second, second, second]) {
+      const requested = await svc.request(`/v1/datasets/${datasets[tenant.key]}/exports`, { key: tenant.key, json: { format: 'csv' } });
+      expect(requested.status, requested.text).to.equal(202);
+      sent.push(requested.json.id);
+    }
+    const { rows } = await eventually(
+      () => svc.db.query<{ account_id: string; status: string }>(
+        `SELECT d.account_id, e.status FROM exports e JOIN datasets d ON d.id = e.dataset_id WHERE e.id = ANY($1) ORDER BY e.completed_at`,
+        [sent],
+      ),
+      (r) => r.rows.every((e) => e.status === 'ready'),
+      { timeoutMs: 150_000, everyMs: 100 },
+    );
+    const order = rows.map((e) => (e.account_id === first.accountId ? 'first' : 'second'));
+    // First come, first served: first ×4, then second ×4.
+    expect(order).to.deep.equal(['first', 'second', 'first', 'second', 'first', 'second', 'first', 'second']);
+  });
+
   it("when an account sends small and large files to one dataset, then its builds run one at a time, in creation order", async function () {
     this.timeout(180_000);
     const tenant = await svc.tenant();
@@ -125,14 +155,24 @@ describe('fair builds', () => {
   });
 });
 
+/** A file of at most `bytes` whose rows are short and all of different customers and products: much for a tally to hold. */
+function manyNamesOf(bytes: number): string {
+  let text = CONTRACT_HEADER;
+  for (let i = 0; ; i++) {
+    const line = `C${i},c${i},p${i},2024-01-01,2024-12-31,1.00,EUR\n`;
+    if (text.length + line.length > bytes) return text;
+    text += line;
+  }
+}
+
 describe('fair builds: the express lane runs out of memory', () => {
-  const svc = useService({ env: { EXPRESS_BUILD_HEAP_MB: '16' } });
+  const svc = useService({ env: { EXPRESS_BUILD_HEAP_MB: '24' } });
 
   it('when a small file needs more memory than an express build thread has, then the other lane builds it: 201, not 413', async function () {
     this.timeout(120_000);
     const tenant = await svc.tenant();
     const dataset = await newDataset(svc, tenant.key);
-    const answer = await postCsv(svc, tenant.key, dataset, fileOf(MIB), { wait: 60 });
+    const answer = await postCsv(svc, tenant.key, dataset, manyNamesOf(MIB), { wait: 60 });
     expect(answer.status, answer.text.slice(0, 300)).to.equal(201);
     expect(svc.logs()).to.include('sent to the other lane');
   });

@@ -19,7 +19,7 @@ const EnvSchema = z.object({
   MAX_UPLOAD_BYTES: z.coerce.number().int().min(1).default(2 * 1024 ** 3),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
   EXPRESS_BUILD_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(1),
-  EXPRESS_BUILD_HEAP_MB: z.coerce.number().int().min(16).max(16_384).default(48),
+  EXPRESS_BUILD_HEAP_MB: z.coerce.number().int().min(24).max(16_384).default(48),
   BUILD_HEAP_MB: z.coerce.number().int().min(16).max(16_384).default(192),
   TALLY_HEAP_MB: z.coerce.number().int().min(16).max(16_384).default(192),
   BLOB_STORE: z.enum(['postgres', 's3']).default('postgres'),
