@@ -4,6 +4,7 @@
 // the same reads as GET …/metrics and …/cohorts), only written for people here.
 import type { Dataset } from '../../shared/domain/datasets.ts';
 import type { VersionRecord } from '../../shared/domain/versions.ts';
+import type { CohortFigures, MonthFigures } from '../../shared/figures/book.ts';
 import { FIGURE_WORDS, MOVEMENTS, type Movement } from '../../shared/figures/definitions.ts';
 import { escapeHtml } from '../html.ts';
 import { barChart } from './charts.ts';
@@ -12,21 +13,6 @@ import { alert, csrfField, notice, page, scrollingTable } from './layout.ts';
 import { DASHBOARD_PATH, type Viewer } from './session.ts';
 import { versionsTable } from './versionPage.ts';
 
-type Amount = { customers: number; mrr: string };
-/** A month of the API's metrics (GET …/metrics, `monthly`). */
-export type MonthFigures = {
-  month: string;
-  currency: string;
-  activeContracts: number;
-  activeCustomers: number;
-  mrr: string;
-  arr: string;
-  arpa: string | null;
-  movements: Record<Movement, Amount> & { netNewMrr: string };
-  rates: { customerChurn: string | null; grossMrrChurn: string | null; netRevenueRetention: string | null; grossRevenueRetention: string | null };
-};
-/** A cohort of the API's cohorts (GET …/cohorts, `data`). */
-export type CohortFigures = { currency: string; cohort: string; customers: number; mrr: string; months: { month: string; customers: number; mrr: string }[] };
 export type Metrics = { versionId: string; rows: { total: number; contributing: number }; monthly: MonthFigures[] };
 
 export type DatasetView = {
