@@ -1,8 +1,6 @@
 // The pages of the datasets the person looks at: the list, a dataset (its figures through the
 // API's reads), a version (its errors and rejected rows), the upload form's answer and exports.
 import { randomUUID } from 'node:crypto';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { Response, Router } from 'express';
 import { z } from 'zod';
 import { blobIsStored } from '../../shared/blobs/blobRecords.ts';
@@ -12,11 +10,12 @@ import { EXPORT_FORMAT_NAMES } from '../../shared/domain/exportFormats.ts';
 import { findExport } from '../../shared/domain/exports.ts';
 import { readMetrics } from '../../shared/domain/metricsAndCatalog.ts';
 import { activeVersionOf, readCohorts } from '../../shared/domain/monthlyFigures.ts';
-import { rejectedRowsCsv } from '../../shared/domain/rejectedRows.ts';
+import { rejectedRowsFile } from '../../shared/domain/rejectedRows.ts';
+import { sendPaced } from '../../shared/platform/pacedWrites.ts';
 import { pageOfRowErrors } from '../../shared/domain/versionErrors.ts';
 import { FINISHED, findVersion, listVersions, type VersionRecord } from '../../shared/domain/versions.ts';
 import type { DashboardContext, Looking } from './context.ts';
-import { type CohortFigures, datasetPage, type DatasetView, type Metrics } from './datasetPage.ts';
+import { datasetPage, type DatasetView, type Metrics } from './datasetPage.ts';
 import { datasetsPage } from './datasetsPage.ts';
 import { requestExport, sendExportDownload } from './exportFiles.ts';
 import { statusPage } from './layout.ts';
@@ -116,10 +115,10 @@ export function datasetRoutes(router: Router, ctx: DashboardContext): void {
     const dataset = viewer && (await datasetOf(req, res, viewer));
     if (!viewer || !dataset) return;
     const version = await findVersion(pool, viewer.tenant, dataset.id, String(req.params['versionId']));
-    const failedValidation = version?.status === 'failed' && version.problem?.type === 'ingest-validation-failed';
-    if (!version || !failedValidation || !version.blobId || !(await blobIsStored(pool, version.blobId))) return notFound(res, viewer);
+    const file = version && (await rejectedRowsFile(pool, deps.blobs, version));
+    if (!version || !file || file === 'none' || file === 'gone') return notFound(res, viewer);
     res.status(200).attachment(`${version.id}-rejected-rows.csv`).type('text/csv; charset=utf-8');
-    await pipeline(Readable.from(rejectedRowsCsv(pool, deps.blobs, { id: version.id, blobId: version.blobId })), res);
+    await sendPaced(res, deps.blobs.readInPages(file), deps.config.clientStallTimeoutMs);
   });
 
   router.post('/datasets/:datasetId/exports', forms, async (req, res) => {

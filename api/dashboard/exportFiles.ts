@@ -2,17 +2,16 @@
 // functions: an export of a built version, queued for a worker), waited for a little, then
 // downloaded from the blob store as a file. Each press of the button is a new export, as each new
 // Idempotency-Key is for a program.
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { Response } from 'express';
 import type { Dataset, Tenant } from '../../shared/domain/datasets.ts';
 import { type ExportFormat, exportFormat } from '../../shared/domain/exportFormats.ts';
 import { createExport, exportFileName, type ExportRecord, findExport } from '../../shared/domain/exports.ts';
 import { findVersion } from '../../shared/domain/versions.ts';
 import { withTransaction } from '../../shared/platform/db.ts';
+import { sendPaced } from '../../shared/platform/pacedWrites.ts';
 import type { Deps } from '../defineOperation.ts';
 
-type ExportDeps = Pick<Deps, 'pool' | 'boss' | 'blobs'>;
+type ExportDeps = Pick<Deps, 'pool' | 'boss' | 'blobs' | 'config'>;
 
 const WAIT_MS = 20_000;
 
@@ -38,5 +37,6 @@ export async function sendExportDownload(deps: ExportDeps, res: Response, exp: E
     .set('Content-Type', exportFormat(exp.format).contentType)
     .set('Content-Length', String(exp.bytes))
     .set('Content-Disposition', `attachment; filename="${exportFileName(exp)}"`);
-  await pipeline(Readable.from(deps.blobs.read(exp.blobId)), res);
+  // At the client's pace, a page at a time: a slow reader holds no connection (as the API's download).
+  await sendPaced(res, deps.blobs.readInPages(exp.blobId), deps.config.clientStallTimeoutMs);
 }

@@ -10,7 +10,8 @@ import { sourceRecords } from '../ingest/sourceRecords.ts';
 import type { RowError } from '../contract/fields.ts';
 import type { Queryable } from '../platform/db.ts';
 import { pageOfRowErrors } from './versionErrors.ts';
-import { recordRejectedFile } from './versions.ts';
+import { blobIsStored } from '../blobs/blobRecords.ts';
+import { recordRejectedFile, rejectedFileOf } from './versions.ts';
 
 /** How long the file of a version that failed validation is kept for its rejected rows. */
 export const REJECTED_FILE_DAYS = 7;
@@ -49,7 +50,7 @@ const problemsText = (errors: RowError[]) => errors.map((e) => `${e.field} ${e.c
  * could not keep (longer than the record cap, or cut by an open quote) has its number and
  * problems and no cells.
  */
-export async function* rejectedRowsCsv(db: Queryable, blobs: BlobStore, version: { id: string; blobId: string }): AsyncGenerator<string> {
+async function* rejectedRowsCsv(db: Queryable, blobs: BlobStore, version: { id: string; blobId: string }): AsyncGenerator<string> {
   const { delimiter, records } = await sourceRecords(blobs.read(version.blobId));
   const errors = errorsByRow(db, version.id);
   let pending = await errors.next();
@@ -88,4 +89,32 @@ export async function storeRejectedRows(db: Queryable, blobs: BlobStore, version
   const standing = await recordRejectedFile(db, version.id, made.id);
   if (standing !== made.id) await blobs.delete(made.id);
   return standing;
+}
+
+/** Makings of rejected rows files under way in this process, by version: concurrent reads share one. */
+const making = new Map<string, Promise<string>>();
+
+/**
+ * Where a version's rejected rows are: the file's blob, or why there is none (`none`: the version
+ * did not fail validation; `gone`: its files are no longer kept). The build made the file when it
+ * failed; a version failed before that was made, or whose making failed, gets it made now, once,
+ * from its source file (read at the database's speed, not a client's). The API's errors resource
+ * and the dashboard both read the rejected rows through this.
+ */
+export async function rejectedRowsFile(
+  db: Queryable,
+  blobs: BlobStore,
+  version: { id: string; status: string; blobId: string | null; problem: { type: string } | null },
+): Promise<string | 'none' | 'gone'> {
+  if (version.status !== 'failed' || version.problem?.type !== 'ingest-validation-failed') return 'none';
+  const made = await rejectedFileOf(db, version.id);
+  if (made) return (await blobIsStored(db, made)) ? made : 'gone';
+  const source = version.blobId;
+  if (!source || !(await blobIsStored(db, source))) return 'gone';
+  let pending = making.get(version.id);
+  if (!pending) {
+    pending = storeRejectedRows(db, blobs, { id: version.id, blobId: source }).finally(() => making.delete(version.id));
+    making.set(version.id, pending);
+  }
+  return pending;
 }

@@ -2,11 +2,10 @@
 // a page at a time; with `Accept: text/csv`, the rejected rows themselves as a CSV file to fix and
 // upload again (../shared/spec/contract.md "Versions").
 import { z } from 'zod';
-import { blobIsStored } from '../../../shared/blobs/blobRecords.ts';
-import { REJECTED_FILE_DAYS, storeRejectedRows } from '../../../shared/domain/rejectedRows.ts';
+import { REJECTED_FILE_DAYS, rejectedRowsFile } from '../../../shared/domain/rejectedRows.ts';
 import { sendPaced } from '../../../shared/platform/pacedWrites.ts';
 import { pageOfRowErrors } from '../../../shared/domain/versionErrors.ts';
-import { findVersion, rejectedFileOf, type VersionRecord, versionNotFound } from '../../../shared/domain/versions.ts';
+import { findVersion, type VersionRecord, versionNotFound } from '../../../shared/domain/versions.ts';
 import { Problem } from '../../../shared/platform/problems.ts';
 import { defineOperation, type Deps } from '../../defineOperation.ts';
 import { tenantOf } from '../../principal.ts';
@@ -18,35 +17,17 @@ const CSV_EXAMPLE =
   '3,"startDate not_a_date: startDate ""2026-02-30"" is not a date YYYY-MM-DD.",C-1002,"Acme, Inc.",Support,2026-02-30,2027-02-28,1200.00,EUR\r\n' +
   '7,customer required: customer is required.,C-1006,,Licence,2026-01-01,2026-12-31,99.50,USD\r\n';
 
-/** Makings of rejected rows files under way in this process, by version: concurrent GETs share one. */
-const making = new Map<string, Promise<string>>();
-
-/**
- * The file of a version's rejected rows, while it is kept; else why there is none. The build made
- * it when it failed; a version failed before that was made, or whose making failed, gets it made
- * now, once, from its source file (read at the database's speed, not the client's).
- */
+/** The file of a version's rejected rows, while it is kept; else why there is none. */
 async function rejectedFile(deps: Deps, version: VersionRecord): Promise<string> {
-  const failedValidation = version.status === 'failed' && version.problem?.type === 'ingest-validation-failed';
-  if (!failedValidation) {
-    throw new Problem('not-found', `Version ${version.id} has no rejected rows: only a version that failed validation has them.`);
+  const file = await rejectedRowsFile(deps.pool, deps.blobs, version);
+  if (file === 'none') throw new Problem('not-found', `Version ${version.id} has no rejected rows: only a version that failed validation has them.`);
+  if (file === 'gone') {
+    throw new Problem(
+      'not-found',
+      `The file of version ${version.id} is no longer kept (files of failed versions are kept ${REJECTED_FILE_DAYS} days), so its rejected rows cannot be given; its errors are still listed as JSON.`,
+    );
   }
-  const gone = new Problem(
-    'not-found',
-    `The file of version ${version.id} is no longer kept (files of failed versions are kept ${REJECTED_FILE_DAYS} days), so its rejected rows cannot be given; its errors are still listed as JSON.`,
-  );
-  const made = await rejectedFileOf(deps.pool, version.id);
-  if (made) {
-    if (await blobIsStored(deps.pool, made)) return made;
-    throw gone;
-  }
-  if (!version.blobId || !(await blobIsStored(deps.pool, version.blobId))) throw gone;
-  let pending = making.get(version.id);
-  if (!pending) {
-    pending = storeRejectedRows(deps.pool, deps.blobs, { id: version.id, blobId: version.blobId }).finally(() => making.delete(version.id));
-    making.set(version.id, pending);
-  }
-  return pending;
+  return file;
 }
 
 export default defineOperation({
