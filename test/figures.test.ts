@@ -4,7 +4,8 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { dayNumber } from '../shared/figures/calendar.ts';
 import { contractTerm, wholeMonths } from '../shared/figures/definitions.ts';
-import { MetricsBook, storedChange } from '../shared/figures/book.ts';
+import { MetricsBook } from '../shared/figures/book.ts';
+import { changeCents } from '../shared/figures/customerChanges.ts';
 import { ExactSum, money, ratio } from '../shared/figures/exact.ts';
 import { books } from './support/books.ts';
 import { Frac, referenceFigures, referenceMonthlyValue, type ReferenceRow } from './support/metricsReference.ts';
@@ -22,10 +23,10 @@ export function bookFigures(rows: ReferenceRow[]) {
     if (!groups.has(key)) groups.set(key, { currency: r.currency!, customer: r.customer, rows: [] });
     groups.get(key)!.rows.push(r);
   }
-  const changes = new Map<string, ReturnType<typeof storedChange>[]>();
+  const changes = new Map<string, { month: number; cents: bigint; movement: string }[]>();
   for (const [key, g] of groups) {
     const terms = g.rows.map((r) => contractTerm(day(r.startDate!), day(r.endDate!), cents(r.amount!)));
-    changes.set(key, book.addCustomer(g.currency, terms).map(storedChange));
+    changes.set(key, book.addCustomer(g.currency, terms).map((c) => ({ month: c.month, cents: changeCents(c), movement: c.movement })));
   }
   return { monthly: book.monthly(), cohorts: book.cohorts(), bounds: book.bounds(), changes };
 }

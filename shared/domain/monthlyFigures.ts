@@ -9,16 +9,11 @@ import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import { type CohortFigures, MetricsBook } from '../figures/book.ts';
 import { formatMonth, parseMonth } from '../figures/calendar.ts';
 import { contractTerm, type ContractTerm, type CustomerMovement } from '../figures/definitions.ts';
-import { customerMonth, CustomerLinesWriter, discardCustomerLines, moveCode, type MonthlyFigures, readCustomerLines, unpackChanges } from '../figures/customerChanges.ts';
+import { customerMonth, CustomerLinesWriter, discardCustomerLines, moveCode, type MonthlyFigures, monthlyFigures, readCustomerLines, unpackChanges } from '../figures/customerChanges.ts';
 import { formatScaled } from '../figures/exact.ts';
 import type { Client, Queryable } from '../platform/db.ts';
 import type { Tenant } from './datasets.ts';
 
-
-/** The book's figures once every customer is in, with the customers' lines written. */
-export function bookFigures(book: MetricsBook, customers: CustomerLinesWriter): MonthlyFigures {
-  return { monthly: book.monthly(), cohorts: book.cohorts(), bounds: book.bounds(), customers: customers.done() };
-}
 
 const COPY_ESCAPES: Record<string, string> = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\' };
 const unescapeCopy = (text: string) =>
@@ -107,7 +102,7 @@ export async function computeMonthlyFigures(client: Client, versionId: string): 
     }),
   );
   flush();
-  return bookFigures(book, customers);
+  return monthlyFigures(book, customers);
 }
 
 /** Deletes a version's monthly figures (a purged version's). */

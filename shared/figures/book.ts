@@ -7,7 +7,7 @@
 // summed up once at the end. Exact throughout (exact.ts); rounded only in the documents it makes.
 import { formatMonth } from './calendar.ts';
 import { type ContractTerm, MAX_MONTHS, type Movement, MOVEMENTS } from './definitions.ts';
-import { CommonDenominator, ExactSum, type Fraction, money, Q, ratio, type Term, wholeCents } from './exact.ts';
+import { CommonDenominator, ExactSum, type Fraction, money, Q, ratio, type Term } from './exact.ts';
 
 /**
  * A customer's MRR from `month` on, until their next change, and the movement that led to it:
@@ -411,8 +411,6 @@ function customerChange(s: Step, terms: Term[]): CustomerChange {
   return { month: s.month, movement: s.movement, mrr: f.n, den: f.d };
 }
 
-/** A customer's change as stored: its month, its MRR rounded to whole cents, its movement. */
-export const storedChange = (c: CustomerChange) => ({ month: c.month, cents: wholeCents({ n: BigInt(c.mrr), d: c.den }), movement: c.movement });
 
 /** Byte order of UTF-8 text (PostgreSQL's C collation): code point order. */
 export function byBytes(a: string, b: string): number {

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { type CustomerMovement, type Movement, MOVEMENTS } from './definitions.ts';
-import type { CohortFigures, CustomerChange, MonthFigures, SeriesBounds } from './book.ts';
+import type { CohortFigures, CustomerChange, MetricsBook, MonthFigures, SeriesBounds } from './book.ts';
 import { Q } from './exact.ts';
 
 export type StoredChange = { month: number; movement: Movement; cents: bigint };
@@ -114,6 +114,11 @@ export type CustomerLines = { chunks: string[]; path?: undefined; bytes: number 
 
 /** What a build stores of its monthly figures (see MetricsBook), with each customer's changes as COPY lines. */
 export type MonthlyFigures = { monthly: MonthFigures[]; cohorts: CohortFigures[]; bounds: SeriesBounds[]; customers: CustomerLines };
+
+/** The book's figures once every customer is in, with the customers' lines written. */
+export function monthlyFigures(book: MetricsBook, lines: CustomerLinesWriter): MonthlyFigures {
+  return { monthly: book.monthly(), cohorts: book.cohorts(), bounds: book.bounds(), customers: lines.done() };
+}
 
 // COPY's text format: backslash, and the characters it would read as delimiters.
 const escapeCopy = (text: string) => text.replace(/[\\\n\r\t]/g, (c) => (c === '\\' ? '\\\\' : c === '\n' ? '\\n' : c === '\r' ? '\\r' : '\\t'));

@@ -23,9 +23,8 @@ const DAYS_PER_MONTH_DEN = 16;
 /**
  * A contributing contract as the figures see it: the month ends it is active at (`firstMonth` to
  * `lastMonth`, month numbers; none when lastMonth < firstMonth) and its monthly value in cents.
- * `months` is its term in whole months, or undefined when its term is counted in days.
  */
-export type ContractTerm = { firstMonth: number; lastMonth: number; value: Term; months: number | undefined };
+export type ContractTerm = { firstMonth: number; lastMonth: number; value: Term };
 
 /**
  * The term in whole months of startDay..endDay (day numbers): m ≥ 1 when endDay is the day before
@@ -61,7 +60,7 @@ export function contractTerm(startDay: number, endDay: number, cents: bigint | n
     const c = BigInt(cents);
     value = months !== undefined ? term(c, BigInt(months)) : term(c * DAYS_PER_MONTH.num, DAYS_PER_MONTH.den * BigInt(days));
   }
-  return { firstMonth, lastMonth, value, months };
+  return { firstMonth, lastMonth, value };
 }
 
 /**

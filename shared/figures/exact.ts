@@ -19,11 +19,9 @@ export type Fraction = { n: bigint; d: bigint };
 /**
  * One value added to a sum: `num ÷ den` cents, with den = Q when Q is a multiple of its own. `fast`
  * is the numerator as a Number when den = Q and it is within 2^52 (most terms), else NaN; `num` is
- * the numerator when fast is NaN (numerator() gives it either way).
+ * the numerator when fast is NaN.
  */
 export type Term = { num: bigint; den: bigint; fast: number };
-
-export const numerator = (t: Term): bigint => (t.fast === t.fast ? BigInt(t.fast) : t.num);
 
 const QN = Number(Q);
 
@@ -42,7 +40,7 @@ export function termOf(cents: number, den: number): Term {
 /** Past this, a Number sum is carried into its BigInt part (two such still add exactly). */
 const CARRY = 2 ** 52;
 
-export function gcd(a: bigint, b: bigint): bigint {
+function gcd(a: bigint, b: bigint): bigint {
   if (a < 0n) a = -a;
   if (b < 0n) b = -b;
   while (b !== 0n) [a, b] = [b, a % b];
@@ -210,8 +208,6 @@ export function formatScaled(value: bigint, decimals: number): string {
 /** A value in cents, shown as money: two decimals of the currency's unit. */
 export const money = (cents: Fraction): string => formatScaled(roundHalfAway({ n: cents.n, d: cents.d * 100n }, 2), 2);
 
-/** A value in cents, rounded to whole cents (half away from zero). */
-export const wholeCents = (cents: Fraction): bigint => roundHalfAway(cents, 0);
 
 /** A ratio a ÷ b shown with four decimals; null when b is 0. */
 export function ratio(a: Fraction, b: Fraction): string | null {

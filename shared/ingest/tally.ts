@@ -13,8 +13,9 @@ import { formatDay } from '../figures/calendar.ts';
 import { currencyCode } from './currencies.ts';
 import { type TallyBatch, ROW_FIELDS } from './tallyBatch.ts';
 import { ContractLog } from './contractLog.ts';
-import { MetricsBook } from '../figures/book.ts';
-import { CustomerLinesWriter, type MonthlyFigures } from '../figures/customerChanges.ts';
+import { byBytes, MetricsBook } from '../figures/book.ts';
+import { formatScaled } from '../figures/exact.ts';
+import { CustomerLinesWriter, type MonthlyFigures, monthlyFigures } from '../figures/customerChanges.ts';
 import { type ContractTerm, contractTerm } from '../figures/definitions.ts';
 import { CustomerRuns } from './customerRuns.ts';
 import { NameTable } from './nameTable.ts';
@@ -362,7 +363,7 @@ export class Tally {
 
   /** The figures: those version_reads stores, and the monthly ones (call once). */
   result(distinctContractIds: number, versionId: string) {
-    const cents = (n: number) => formatCents(n);
+    const cents = (n: number) => formatScaled(BigInt(n), 2);
     const day = (d: number) => (d === Infinity || d === -Infinity ? null : formatDay(d));
     const excluded = Object.fromEntries(GATING_FIELDS.map((f) => [f.name, this.excluded[f.name]]));
     const rows = { total: this.total, contributing: this.contributing, excluded };
@@ -412,7 +413,7 @@ export class Tally {
         const changes = book.addCustomer(currency, terms);
         if (changes.length > 0) lines.add(currency, this.customers.nameOf(group.customer), changes);
       });
-      return { monthly: book.monthly(), cohorts: book.cohorts(), bounds: book.bounds(), customers: lines.done() };
+      return monthlyFigures(book, lines);
     } catch (error) {
       lines.close();
       throw error;
@@ -473,15 +474,4 @@ export class GuardedTally {
       return undefined;
     }
   }
-}
-
-/** Byte order of the UTF-8 text (PostgreSQL's C collation): code point order. */
-function byBytes(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
-}
-
-function formatCents(cents: number): string {
-  const sign = cents < 0 ? '-' : '';
-  const abs = Math.abs(cents);
-  return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
 }
