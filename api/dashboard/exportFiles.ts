@@ -6,7 +6,7 @@ import type { Response } from 'express';
 import type { Dataset, Tenant } from '../../shared/domain/datasets.ts';
 import { type ExportFormat, exportFormat } from '../../shared/domain/exportFormats.ts';
 import { createExport, exportFileName, type ExportRecord, findExport } from '../../shared/domain/exports.ts';
-import { findVersion } from '../../shared/domain/versions.ts';
+import { findExportableVersion } from '../../shared/domain/versions.ts';
 import { withTransaction } from '../../shared/platform/db.ts';
 import { sendPaced } from '../../shared/platform/pacedWrites.ts';
 import type { Deps } from '../defineOperation.ts';
@@ -19,8 +19,7 @@ const WAIT_MS = 20_000;
 export async function requestExport(deps: ExportDeps, tenant: Tenant, dataset: Dataset, format: ExportFormat): Promise<ExportRecord | undefined> {
   const versionId = dataset.activeVersionId;
   if (!versionId) return undefined;
-  const version = await findVersion(deps.pool, tenant, dataset.id, versionId);
-  if (!version || !['active', 'superseded'].includes(version.status) || version.rowsPurgedAt) return undefined;
+  if (!(await findExportableVersion(deps.pool, tenant, dataset.id, versionId))) return undefined;
   let exp = await withTransaction(deps.pool, (client) => createExport(client, deps.boss, { datasetId: dataset.id, versionId, format }));
   const deadline = Date.now() + WAIT_MS;
   for (let pause = 50; Date.now() < deadline && (exp.status === 'queued' || exp.status === 'building'); pause = Math.min(pause * 2, 500)) {

@@ -207,6 +207,12 @@ export async function findVersion(db: Queryable, tenant: Tenant, datasetId: stri
   return rows[0] && toRecord(rows[0]);
 }
 
+/** A version of the dataset that can be exported: built (active or superseded), its rows not purged; else undefined. */
+export async function findExportableVersion(db: Queryable, tenant: Tenant, datasetId: string, versionId: string): Promise<VersionRecord | undefined> {
+  const version = await findVersion(db, tenant, datasetId, versionId);
+  return version && ['active', 'superseded'].includes(version.status) && !version.rowsPurgedAt ? version : undefined;
+}
+
 export async function listVersions(
   db: Queryable,
   datasetId: string,

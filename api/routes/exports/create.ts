@@ -5,7 +5,7 @@ import { withTransaction } from '../../../shared/platform/db.ts';
 import { createExport } from '../../../shared/domain/exports.ts';
 import { EXPORT_FORMAT_NAMES, EXPORT_FORMATS } from '../../../shared/domain/exportFormats.ts';
 import { Problem } from '../../../shared/platform/problems.ts';
-import { findVersion } from '../../../shared/domain/versions.ts';
+import { findExportableVersion } from '../../../shared/domain/versions.ts';
 import { defineOperation } from '../../defineOperation.ts';
 import { tenantOf } from '../../principal.ts';
 import { DatasetIdParams } from '../datasets/schemas.ts';
@@ -47,8 +47,7 @@ export default defineOperation({
     if (!dataset) throw datasetNotFound(params.id);
     const versionId = body.versionId ?? dataset.activeVersionId;
     if (!versionId) throw new Problem('not-found', 'The dataset has no active version to export.');
-    const version = await findVersion(deps.pool, tenant, dataset.id, versionId);
-    if (!version || !['active', 'superseded'].includes(version.status) || version.rowsPurgedAt) {
+    if (!(await findExportableVersion(deps.pool, tenant, dataset.id, versionId))) {
       throw new Problem(
         'not-found',
         `No exportable version with id ${JSON.stringify(versionId)} exists: only built versions can be exported, until their rows are purged.`,
