@@ -3,8 +3,9 @@
 // digest is kept on the server (shared/tenancy/dashboardSessions.ts), so signing out ends it
 // there. Every form carries a CSRF token: bound to the session once signed in, and before that
 // to a random cookie of the sign-in and sign-up forms; a POST with a foreign Origin is refused.
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import type { Request, Response } from 'express';
+import { cookieOf, sameToken, setPageCookie } from '../cookies.ts';
 import type { Pool } from '../../shared/platform/db.ts';
 import type { Mode } from '../../shared/tenancy/apiKeys.ts';
 import {
@@ -35,15 +36,7 @@ export type Viewer = {
   mode: Mode;
 };
 
-const same = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
-function cookie(req: Request, name: string): string | undefined {
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const at = part.indexOf('=');
-    if (at > 0 && part.slice(0, at).trim() === name) return part.slice(at + 1).trim();
-  }
-  return undefined;
-}
 
 export class DashboardSessions {
   private readonly pool: Pool;
@@ -63,11 +56,11 @@ export class DashboardSessions {
   }
 
   private setCookie(res: Response, name: string, value: string, maxAgeSeconds: number): void {
-    res.append('Set-Cookie', `${name}=${value}; Path=${DASHBOARD_PATH}; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${this.secure ? '; Secure' : ''}`);
+    setPageCookie(res, { path: DASHBOARD_PATH, secure: this.secure }, name, value, maxAgeSeconds);
   }
 
   private sessionTokenOf(req: Request): string | undefined {
-    const token = cookie(req, SESSION_COOKIE);
+    const token = cookieOf(req, SESSION_COOKIE);
     return token && TOKEN.test(token) ? token : undefined;
   }
 
@@ -108,7 +101,7 @@ export class DashboardSessions {
 
   /** The token of the sign-in and sign-up forms: a random cookie, and its MAC in the form. */
   formToken(req: Request, res: Response): string {
-    let nonce = cookie(req, FORM_COOKIE);
+    let nonce = cookieOf(req, FORM_COOKIE);
     if (!nonce || !TOKEN.test(nonce)) {
       nonce = randomBytes(16).toString('base64url');
       this.setCookie(res, FORM_COOKIE, nonce, 3600);
@@ -118,7 +111,7 @@ export class DashboardSessions {
 
   /** Whether a form posted before sign-in comes from our page. */
   anonymousFormIsOurs(req: Request, fields: Record<string, unknown> | undefined): boolean {
-    const nonce = cookie(req, FORM_COOKIE);
+    const nonce = cookieOf(req, FORM_COOKIE);
     return this.originIsOurs(req) && nonce !== undefined && this.tokenMatches(fields, this.mac('form', nonce));
   }
 
@@ -134,6 +127,6 @@ export class DashboardSessions {
 
   private tokenMatches(fields: Record<string, unknown> | undefined, expected: string): boolean {
     const given = typeof fields?.['csrf'] === 'string' ? fields['csrf'] : '';
-    return given !== '' && same(given, expected);
+    return given !== '' && sameToken(given, expected);
   }
 }

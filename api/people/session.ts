@@ -3,24 +3,16 @@
 // the service is served over https; 12 hours. The forms carry a CSRF token bound to the session
 // (or, before sign-in, to a random cookie of the sign-in form), and a POST with a foreign Origin
 // is refused.
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import type { Request, Response } from 'express';
+import { cookieOf, sameToken, setPageCookie } from '../cookies.ts';
 
 const SESSION_COOKIE = 'svc_person';
 const FORM_COOKIE = 'svc_person_form';
 const SESSION_HOURS = 12;
 export const PEOPLE_PATH = '/account';
 
-const same = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
-function cookies(req: Request): Map<string, string> {
-  const found = new Map<string, string>();
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const at = part.indexOf('=');
-    if (at > 0) found.set(part.slice(0, at).trim(), part.slice(at + 1).trim());
-  }
-  return found;
-}
 
 export class PeopleSessions {
   private readonly key: string;
@@ -38,18 +30,15 @@ export class PeopleSessions {
   }
 
   private set(res: Response, name: string, value: string, maxAgeSeconds: number): void {
-    res.append(
-      'Set-Cookie',
-      `${name}=${value}; Path=${PEOPLE_PATH}; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${this.secure ? '; Secure' : ''}`,
-    );
+    setPageCookie(res, { path: PEOPLE_PATH, secure: this.secure }, name, value, maxAgeSeconds);
   }
 
   /** The signed-in person, if the session cookie is ours and unexpired. */
   personOf(req: Request): string | undefined {
-    const value = cookies(req).get(SESSION_COOKIE);
+    const value = cookieOf(req, SESSION_COOKIE);
     if (!value) return undefined;
     const [payload = '', mac = ''] = value.split('.');
-    if (!same(mac, this.mac('session', payload))) return undefined;
+    if (!sameToken(mac, this.mac('session', payload))) return undefined;
     const [personId, expires] = Buffer.from(payload, 'base64url').toString('utf8').split('\n');
     return personId && Number(expires) * 1000 > Date.now() ? personId : undefined;
   }
@@ -66,12 +55,12 @@ export class PeopleSessions {
 
   /** The CSRF token of the signed-in person's forms (bound to their session cookie). */
   sessionToken(req: Request): string {
-    return this.mac('csrf', cookies(req).get(SESSION_COOKIE) ?? '');
+    return this.mac('csrf', cookieOf(req, SESSION_COOKIE) ?? '');
   }
 
   /** The sign-in form's token: a random cookie, and its MAC in the form. */
   signInToken(req: Request, res: Response): string {
-    let nonce = cookies(req).get(FORM_COOKIE);
+    let nonce = cookieOf(req, FORM_COOKIE);
     if (!nonce || !/^[\w-]{22}$/.test(nonce)) {
       nonce = randomBytes(16).toString('base64url');
       this.set(res, FORM_COOKIE, nonce, 3600);
@@ -84,7 +73,7 @@ export class PeopleSessions {
     const origin = req.headers.origin;
     if (origin !== undefined && origin !== this.origin) return false;
     const given = typeof req.body?.csrf === 'string' ? (req.body.csrf as string) : '';
-    const expected = signedIn ? this.sessionToken(req) : this.mac('sign-in', cookies(req).get(FORM_COOKIE) ?? '');
-    return given !== '' && same(given, expected);
+    const expected = signedIn ? this.sessionToken(req) : this.mac('sign-in', cookieOf(req, FORM_COOKIE) ?? '');
+    return given !== '' && sameToken(given, expected);
   }
 }
