@@ -8,7 +8,6 @@ import { expect } from 'chai';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../shared/platform/embeddedPostgres.ts';
@@ -17,6 +16,7 @@ import { CONTRACT_HEADER, contractsCsv } from './support/contracts.ts';
 import { eventually } from './support/eventually.ts';
 import { useService } from './support/service.ts';
 import { WebhookReceiver } from './support/webhookReceiver.ts';
+import { closeNow, listenLocally, localUrl } from './support/localServer.ts';
 
 const CLI = join(projectRoot, 'sdk/src/cli/main.ts');
 
@@ -580,17 +580,15 @@ class ChangingProxy {
   }
 
   async start(): Promise<this> {
-    this.server.listen(0, '127.0.0.1');
-    await new Promise((resolve) => this.server.once('listening', resolve));
+    await listenLocally(this.server);
     return this;
   }
 
   get url(): string {
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return localUrl(this.server);
   }
 
-  async stop(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise((resolve) => this.server.close(resolve));
+  stop(): Promise<void> {
+    return closeNow(this.server);
   }
 }

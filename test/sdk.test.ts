@@ -5,7 +5,6 @@
 import { expect } from 'chai';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -29,6 +28,7 @@ import { CONTRACT_HEADER, contractsCsv } from './support/contracts.ts';
 import { eventually } from './support/eventually.ts';
 import { startService, useService } from './support/service.ts';
 import { WebhookReceiver } from './support/webhookReceiver.ts';
+import { closeNow, listenLocally, localUrl } from './support/localServer.ts';
 
 const GOOD = `${CONTRACT_HEADER}c-1,Acme,Pro,2026-01-01,2026-12-31,1200.00,EUR\nc-2,Beta,Lite,2026-03-01,2026-05-31,300.00,EUR\n`;
 
@@ -322,17 +322,15 @@ class FaultyProxy {
   }
 
   async start(): Promise<this> {
-    this.server.listen(0, '127.0.0.1');
-    await new Promise((resolve) => this.server.once('listening', resolve));
+    await listenLocally(this.server);
     return this;
   }
 
   get url(): string {
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return localUrl(this.server);
   }
 
-  async stop(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise((resolve) => this.server.close(resolve));
+  stop(): Promise<void> {
+    return closeNow(this.server);
   }
 }
