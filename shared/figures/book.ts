@@ -58,7 +58,11 @@ type MonthCell = {
 
 type CohortCell = { customers: number; mrr: ExactSum };
 
-/** Items by month number, in an array from the first month asked for (grown at either end). */
+/**
+ * Items by month number, in an array from the first month asked for, grown at either end. The
+ * array is kept dense (no holes), so that V8 keeps it a plain array: one with holes far apart
+ * becomes a dictionary, and every look-up a hash.
+ */
 class ByMonth<T> {
   private base = 0;
   private items: (T | undefined)[] = [];
@@ -72,18 +76,30 @@ class ByMonth<T> {
   }
 
   getOrMake(month: number, make: () => T): T {
-    if (this.items.length === 0) this.base = month;
     let i = month - this.base;
-    if (i < 0) {
-      // Room below as well as what was asked: growing down again soon costs no new copy.
-      const room = Math.max(-i, this.items.length);
-      this.items = [...(new Array(room) as undefined[]), ...this.items];
-      this.base -= room;
-      i += room;
-    }
+    if (i < 0 || i >= this.items.length) i = this.grow(month);
     let item = this.items[i];
     if (item === undefined) this.items[i] = item = make();
     return item;
+  }
+
+  /** Makes room for `month`, and as much again beyond it (growing that way again soon costs no copy); its index. */
+  private grow(month: number): number {
+    if (this.items.length === 0) {
+      this.base = month;
+      this.items = new Array<T | undefined>(16).fill(undefined);
+      return 0;
+    }
+    const i = month - this.base;
+    const room = Math.max(Math.abs(i < 0 ? i : i - this.items.length + 1), this.items.length);
+    const more = new Array<T | undefined>(room).fill(undefined);
+    if (i < 0) {
+      this.items = more.concat(this.items);
+      this.base -= room;
+      return i + room;
+    }
+    this.items = this.items.concat(more);
+    return i;
   }
 }
 
@@ -384,10 +400,48 @@ function exactOf(v: Value, terms: Term[]): ExactSum {
   return sum;
 }
 
-/** a − b's sign, exact: in Numbers when their other terms are the same. */
+/**
+ * a − b's sign, exact: in Numbers when their other terms are the same; else from the terms'
+ * approximations when those put the difference well clear of 0 (a double's sum of a few terms is
+ * off by far less than a billionth of their size), exactly when they do not.
+ */
 function compareValues(a: Value, b: Value, terms: Term[]): -1 | 0 | 1 {
   if (sameTerms(a.slow, b.slow)) return a.q > b.q ? 1 : a.q < b.q ? -1 : 0;
-  return exactOf(a, terms).add(exactOf(b, terms), -1).sign();
+  let difference = (a.q - b.q) / QN;
+  let size = Math.abs(a.q / QN) + Math.abs(b.q / QN);
+  forEachDifferent(a.slow, b.slow, (k, sign) => {
+    const t = approximate(terms[k]!);
+    difference += sign * t;
+    size += Math.abs(t);
+  });
+  if (Math.abs(difference) > size * 1e-9) return difference > 0 ? 1 : -1;
+  const exact = new ExactSum();
+  addDifference(exact, terms, a, b);
+  return exact.sign();
+}
+
+const QN = Number(Q);
+/** A term in cents, as the nearest double. */
+const approximate = (t: Term): number => (t.fast === t.fast ? t.fast / QN : Number(t.num) / Number(t.den));
+
+/** Calls `each` with each term in a but not b (sign 1) and in b but not a (-1): both lists ascending. */
+function forEachDifferent(a: readonly number[], b: readonly number[], each: (k: number, sign: 1 | -1) => void): void {
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    const x = i < a.length ? a[i]! : Infinity;
+    const y = j < b.length ? b[j]! : Infinity;
+    if (x === y) {
+      i++;
+      j++;
+    } else if (x < y) {
+      each(x, 1);
+      i++;
+    } else {
+      each(y, -1);
+      j++;
+    }
+  }
 }
 
 /** Adds a value (sign 1) or takes it away (-1). */
@@ -396,12 +450,11 @@ function addValue(sum: ExactSum, terms: Term[], v: Value, sign: 1 | -1): void {
   for (const k of v.slow) sum.addTerm(terms[k]!, sign);
 }
 
-/** Adds a − b (each of a and b within 2^52: their difference is exact). */
+/** Adds a − b (each of a and b within 2^52: their difference is exact); the terms both hold cancel out unadded. */
 function addDifference(sum: ExactSum, terms: Term[], a: Value, b: Value): void {
   sum.addNumber(a.q - b.q);
   if (a.slow === b.slow) return;
-  for (const k of a.slow) sum.addTerm(terms[k]!, 1);
-  for (const k of b.slow) sum.addTerm(terms[k]!, -1);
+  forEachDifferent(a.slow, b.slow, (k, sign) => sum.addTerm(terms[k]!, sign));
 }
 
 /** The change as the book answers it: its MRR as one exact numerator. */
