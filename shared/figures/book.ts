@@ -8,6 +8,7 @@
 import { formatMonth } from './calendar.ts';
 import { type ContractTerm, MAX_MONTHS, type Movement, MOVEMENTS } from './definitions.ts';
 import { CommonDenominator, ExactSum, type Fraction, money, Q, ratio, type Term } from './exact.ts';
+import { MonthTable } from './monthTable.ts';
 
 /**
  * A customer's MRR from `month` on, until their next change, and the movement that led to it:
@@ -45,73 +46,33 @@ export type CohortFigures = { currency: string; cohort: string; customers: numbe
 /** Where a currency's series runs: from its first month to its last (the month after the last active month end, where its churn shows). */
 export type SeriesBounds = { currency: string; first: number; last: number };
 
-type MonthCell = {
-  /** Differences, summed up from the series' first month: */
-  contracts: number;
-  customers: number;
-  mrr: ExactSum;
-  /** Of the customers with MRR twelve month ends ago: their MRR now, then, and min(now, then) (made when first needed). */
-  retained: { now: ExactSum; then: ExactSum; min: ExactSum } | undefined;
-  /** This month's movements (made when first needed: most months of most files have some, a file of many months few). */
-  moves: Record<Movement, { customers: number; mrr: ExactSum }> | undefined;
-};
-
-type CohortCell = { customers: number; mrr: ExactSum };
-
 /**
- * Items by month number, in an array from the first month asked for, grown at either end. The
- * array is kept dense (no holes), so that V8 keeps it a plain array: one with holes far apart
- * becomes a dictionary, and every look-up a hash.
+ * The columns of a currency's months (monthTable.ts), each a difference from the month before
+ * (summed up from the series' first month) but the movements, which are that month's own: active
+ * contracts and customers, MRR; of the customers with MRR twelve month ends ago, their MRR now,
+ * then, and min(now, then); then each movement's customers, and each movement's MRR.
  */
-class ByMonth<T> {
-  private base = 0;
-  private items: (T | undefined)[] = [];
+const CONTRACTS = 0;
+const CUSTOMERS = 1;
+const MRR = 2;
+const RETAINED_NOW = 3;
+const RETAINED_THEN = 4;
+const RETAINED_MIN = 5;
+const MOVE_CUSTOMERS = 6;
+const MOVE_MRR = MOVE_CUSTOMERS + MOVEMENTS.length;
+const COLUMNS = MOVE_MRR + MOVEMENTS.length;
+/** A cohort's columns, differences by month: its customers with MRR, and their MRR. */
+const COHORT_CUSTOMERS = 0;
+const COHORT_MRR = 1;
 
-  get(month: number): T | undefined {
-    return this.items[month - this.base];
-  }
-
-  *values(): Generator<T> {
-    for (const item of this.items) if (item !== undefined) yield item;
-  }
-
-  getOrMake(month: number, make: () => T): T {
-    let i = month - this.base;
-    if (i < 0 || i >= this.items.length) i = this.grow(month);
-    let item = this.items[i];
-    if (item === undefined) this.items[i] = item = make();
-    return item;
-  }
-
-  /** Makes room for `month`, and as much again beyond it (growing that way again soon costs no copy); its index. */
-  private grow(month: number): number {
-    if (this.items.length === 0) {
-      this.base = month;
-      this.items = new Array<T | undefined>(16).fill(undefined);
-      return 0;
-    }
-    const i = month - this.base;
-    const room = Math.max(Math.abs(i < 0 ? i : i - this.items.length + 1), this.items.length);
-    const more = new Array<T | undefined>(room).fill(undefined);
-    if (i < 0) {
-      this.items = more.concat(this.items);
-      this.base -= room;
-      return i + room;
-    }
-    this.items = this.items.concat(more);
-    return i;
-  }
-}
-
-const newCell = (): MonthCell => ({ contracts: 0, customers: 0, mrr: new ExactSum(), retained: undefined, moves: undefined });
-const newCohortCell = (): CohortCell => ({ customers: 0, mrr: new ExactSum() });
+const MOVEMENT_INDEX = Object.fromEntries(MOVEMENTS.map((m, i) => [m, i])) as Record<Movement, number>;
 
 class CurrencyBook {
   first = Infinity;
   lastActive = -Infinity;
-  readonly cells = new ByMonth<MonthCell>();
-  /** cohort month → month → differences of the cohort's customers with MRR, and of their MRR. */
-  readonly cohorts = new Map<number, ByMonth<CohortCell>>();
+  readonly months = new MonthTable(COLUMNS);
+  /** cohort month → its table by month. */
+  readonly cohorts = new Map<number, MonthTable>();
 
   readonly currency: string;
 
@@ -119,25 +80,16 @@ class CurrencyBook {
     this.currency = currency;
   }
 
-  cell(month: number): MonthCell {
-    return this.cells.getOrMake(month, newCell);
-  }
-
   /** A denominator for every sum of the currency's months and cohorts: each is then made a fraction with a few multiplications. */
   common(): CommonDenominator {
-    const sums: ExactSum[] = [];
-    for (const cell of this.cells.values()) {
-      sums.push(cell.mrr);
-      if (cell.retained) sums.push(cell.retained.now, cell.retained.then, cell.retained.min);
-      if (cell.moves) for (const m of MOVEMENTS) sums.push(cell.moves[m].mrr);
-    }
-    for (const row of this.cohorts.values()) for (const cell of row.values()) sums.push(cell.mrr);
+    const sums: ExactSum[] = [...this.months.restSums()];
+    for (const row of this.cohorts.values()) sums.push(...row.restSums());
     return CommonDenominator.of(sums);
   }
 
-  cohortRow(cohort: number): ByMonth<CohortCell> {
+  cohortRow(cohort: number): MonthTable {
     let row = this.cohorts.get(cohort);
-    if (row === undefined) this.cohorts.set(cohort, (row = new ByMonth()));
+    if (row === undefined) this.cohorts.set(cohort, (row = new MonthTable(2)));
     return row;
   }
 
@@ -146,8 +98,6 @@ class CurrencyBook {
     return Math.min(this.lastActive + 1, this.first + MAX_MONTHS - 1);
   }
 }
-
-const ZERO = new ExactSum();
 
 export class MetricsBook {
   private readonly currencies = new Map<string, CurrencyBook>();
@@ -173,8 +123,8 @@ export class MetricsBook {
       if (c.lastMonth < c.firstMonth) continue; // holds no month end
       if (c.firstMonth < cur.first) cur.first = c.firstMonth;
       if (c.lastMonth > cur.lastActive) cur.lastActive = c.lastMonth;
-      cur.cell(c.firstMonth).contracts++;
-      cur.cell(c.lastMonth + 1).contracts--;
+      cur.months.add(c.firstMonth, CONTRACTS, 1);
+      cur.months.add(c.lastMonth + 1, CONTRACTS, -1);
       events.push(c.firstMonth, terms.length, c.lastMonth + 1, ~terms.length);
       if (c.value.fast === c.value.fast) fastTotal += c.value.fast;
       terms.push(c.value);
@@ -230,16 +180,16 @@ export class MetricsBook {
   }
 
   private recordChange(cur: CurrencyBook, terms: Term[], p: Value, n: Step): void {
-    const cell = cur.cell(n.month);
-    addDifference(cell.mrr, terms, n, p);
-    cell.customers += (isActive(n) ? 1 : 0) - (isActive(p) ? 1 : 0);
-    cell.moves ??= Object.fromEntries(MOVEMENTS.map((m) => [m, { customers: 0, mrr: new ExactSum() }])) as NonNullable<MonthCell['moves']>;
-    const move = cell.moves[n.movement];
-    move.customers++;
-    if (n.movement === 'churn') addValue(move.mrr, terms, p, 1);
-    else if (n.movement === 'newBusiness' || n.movement === 'reactivation') addValue(move.mrr, terms, n, 1);
-    else if (n.movement === 'expansion') addDifference(move.mrr, terms, n, p);
-    else addDifference(move.mrr, terms, p, n);
+    const table = cur.months;
+    const m = n.month;
+    addDifference(table, m, MRR, terms, n, p);
+    table.add(m, CUSTOMERS, (isActive(n) ? 1 : 0) - (isActive(p) ? 1 : 0));
+    const move = MOVEMENT_INDEX[n.movement];
+    table.add(m, MOVE_CUSTOMERS + move, 1);
+    if (n.movement === 'churn') addDifference(table, m, MOVE_MRR + move, terms, p, ZERO_VALUE);
+    else if (n.movement === 'newBusiness' || n.movement === 'reactivation') addDifference(table, m, MOVE_MRR + move, terms, n, ZERO_VALUE);
+    else if (n.movement === 'expansion') addDifference(table, m, MOVE_MRR + move, terms, n, p);
+    else addDifference(table, m, MOVE_MRR + move, terms, p, n);
   }
 
   /** The customer's cohort is the month of their first change (their new business). */
@@ -248,9 +198,8 @@ export class MetricsBook {
     const row = cur.cohortRow(steps[0]!.month);
     let p: Value = ZERO_VALUE;
     for (const n of steps) {
-      const cell = row.getOrMake(n.month, newCohortCell);
-      cell.customers += (isActive(n) ? 1 : 0) - (isActive(p) ? 1 : 0);
-      addDifference(cell.mrr, terms, n, p);
+      row.add(n.month, COHORT_CUSTOMERS, (isActive(n) ? 1 : 0) - (isActive(p) ? 1 : 0));
+      addDifference(row, n.month, COHORT_MRR, terms, n, p);
       p = n;
     }
   }
@@ -276,14 +225,10 @@ export class MetricsBook {
       const nextNow = counted ? (atNow < 0 ? ZERO_VALUE : steps[atNow]!) : ZERO_VALUE;
       const nextThen = counted ? previously : ZERO_VALUE;
       const nextLeast = counted ? (compareValues(nextNow, nextThen, terms) < 0 ? nextNow : nextThen) : ZERO_VALUE;
-      if (nextNow !== now || nextThen !== then || nextLeast !== least) {
-        const cell = cur.cell(month);
-        const sums = (cell.retained ??= { now: new ExactSum(), then: new ExactSum(), min: new ExactSum() });
-        if (nextNow !== now) addDifference(sums.now, terms, nextNow, now);
-        if (nextThen !== then) addDifference(sums.then, terms, nextThen, then);
-        if (nextLeast !== least) addDifference(sums.min, terms, nextLeast, least);
-        [now, then, least] = [nextNow, nextThen, nextLeast];
-      }
+      if (nextNow !== now) addDifference(cur.months, month, RETAINED_NOW, terms, nextNow, now);
+      if (nextThen !== then) addDifference(cur.months, month, RETAINED_THEN, terms, nextThen, then);
+      if (nextLeast !== least) addDifference(cur.months, month, RETAINED_MIN, terms, nextLeast, least);
+      [now, then, least] = [nextNow, nextThen, nextLeast];
     }
   }
 
@@ -310,19 +255,20 @@ export class MetricsBook {
       let lastCustomers = 0;
       let lastMrr: Fraction = { n: 0n, d: 1n };
       for (let m = cur.first; m <= cur.last; m++) {
-        const cell = cur.cells.get(m);
-        if (cell) {
-          contracts += cell.contracts;
-          customers += cell.customers;
-          mrr.add(cell.mrr);
-          if (cell.retained) {
-            retainedNow.add(cell.retained.now);
-            retainedThen.add(cell.retained.then);
-            retainedMin.add(cell.retained.min);
-          }
-        }
+        const t = cur.months;
+        contracts += t.count(m, CONTRACTS);
+        customers += t.count(m, CUSTOMERS);
+        t.addInto(mrr, m, MRR);
+        t.addInto(retainedNow, m, RETAINED_NOW);
+        t.addInto(retainedThen, m, RETAINED_THEN);
+        t.addInto(retainedMin, m, RETAINED_MIN);
         const exact = mrr.fraction(common);
-        const moveOf = (name: Movement) => cell?.moves?.[name] ?? { customers: 0, mrr: ZERO };
+        const moveMrr = MOVEMENTS.map((_, i) => {
+          const sum = new ExactSum();
+          t.addInto(sum, m, MOVE_MRR + i);
+          return sum;
+        });
+        const moveOf = (name: Movement) => ({ customers: t.count(m, MOVE_CUSTOMERS + MOVEMENT_INDEX[name]), mrr: moveMrr[MOVEMENT_INDEX[name]]! });
         const net = new ExactSum();
         for (const name of MOVEMENTS) net.add(moveOf(name).mrr, name === 'contraction' || name === 'churn' ? -1 : 1);
         const churned = moveOf('churn');
@@ -369,11 +315,8 @@ export class MetricsBook {
         const mrr = new ExactSum();
         const months: CohortFigures['months'] = [];
         for (let m = cohort; m <= cur.last; m++) {
-          const cell = row.get(m);
-          if (cell) {
-            customers += cell.customers;
-            mrr.add(cell.mrr);
-          }
+          customers += row.count(m, COHORT_CUSTOMERS);
+          row.addInto(mrr, m, COHORT_MRR);
           months.push({ month: formatMonth(m), customers, mrr: money(mrr.fraction(common)) });
         }
         out.push({ currency: cur.currency, cohort: formatMonth(cohort), customers: months[0]!.customers, mrr: months[0]!.mrr, months });
@@ -415,9 +358,7 @@ function compareValues(a: Value, b: Value, terms: Term[]): -1 | 0 | 1 {
     size += Math.abs(t);
   });
   if (Math.abs(difference) > size * 1e-9) return difference > 0 ? 1 : -1;
-  const exact = new ExactSum();
-  addDifference(exact, terms, a, b);
-  return exact.sign();
+  return exactOf(a, terms).add(exactOf(b, terms), -1).sign();
 }
 
 const QN = Number(Q);
@@ -450,11 +391,28 @@ function addValue(sum: ExactSum, terms: Term[], v: Value, sign: 1 | -1): void {
   for (const k of v.slow) sum.addTerm(terms[k]!, sign);
 }
 
-/** Adds a − b (each of a and b within 2^52: their difference is exact); the terms both hold cancel out unadded. */
-function addDifference(sum: ExactSum, terms: Term[], a: Value, b: Value): void {
-  sum.addNumber(a.q - b.q);
+/** Adds a − b (each of a and b within 2^52: their difference is exact) to a table's cell; the terms both hold cancel out unadded. */
+function addDifference(table: MonthTable, month: number, column: number, terms: Term[], a: Value, b: Value): void {
+  table.add(month, column, a.q - b.q);
   if (a.slow === b.slow) return;
-  forEachDifferent(a.slow, b.slow, (k, sign) => sum.addTerm(terms[k]!, sign));
+  const x = a.slow;
+  const y = b.slow;
+  let i = 0;
+  let j = 0;
+  while (i < x.length || j < y.length) {
+    const k = i < x.length ? x[i]! : Infinity;
+    const l = j < y.length ? y[j]! : Infinity;
+    if (k === l) {
+      i++;
+      j++;
+    } else if (k < l) {
+      table.addTerm(month, column, terms[k]!, 1);
+      i++;
+    } else {
+      table.addTerm(month, column, terms[l]!, -1);
+      j++;
+    }
+  }
 }
 
 /** The change as the book answers it: its MRR as one exact numerator. */

@@ -1,0 +1,97 @@
+// A currency's sums by month, as the book (book.ts) adds into them a customer's change at a time:
+// one row of columns per month, each an exact sum (exact.ts). The common part of every sum, a
+// numerator over Q, is a Number in a Float64Array while it stays within 2^52 (it carries into a
+// BigInt past that), so that adding a change touches no object; the parts over other
+// denominators (terms of odd day counts) go to an ExactSum of the cell's, made when first needed.
+import { ExactSum, Q, type Term } from './exact.ts';
+
+/** Past this, a cell's Number part is carried into its BigInt part (two such still add exactly). */
+const CARRY = 2 ** 52;
+
+export class MonthTable {
+  private readonly width: number;
+  private base = 0;
+  private rows = 0;
+  private data = new Float64Array(0);
+  /** Cells' carried parts and other denominators' parts, by cell index (rows from `base`). */
+  private big: Map<number, bigint> | undefined;
+  private rest: Map<number, ExactSum> | undefined;
+
+  constructor(width: number) {
+    this.width = width;
+  }
+
+  /** Adds x ÷ Q (a safe integer) to a cell. */
+  add(month: number, column: number, x: number): void {
+    const i = this.cell(month, column);
+    const n = this.data[i]! + x;
+    if (n > CARRY || n < -CARRY) {
+      this.big ??= new Map();
+      this.big.set(i, (this.big.get(i) ?? 0n) + BigInt(n));
+      this.data[i] = 0;
+    } else this.data[i] = n;
+  }
+
+  /** Adds a term (sign 1) or takes it away (-1). */
+  addTerm(month: number, column: number, t: Term, sign: 1 | -1): void {
+    if (t.fast === t.fast) return this.add(month, column, sign * t.fast);
+    const i = this.cell(month, column);
+    this.rest ??= new Map();
+    let sum = this.rest.get(i);
+    if (sum === undefined) this.rest.set(i, (sum = new ExactSum()));
+    sum.addTerm(t, sign);
+  }
+
+  /** A cell as a Number: for the columns that count (never past 2^52). */
+  count(month: number, column: number): number {
+    const r = month - this.base;
+    return r < 0 || r >= this.rows ? 0 : this.data[r * this.width + column]!;
+  }
+
+  /** Adds a cell's exact sum into `into`. */
+  addInto(into: ExactSum, month: number, column: number): void {
+    const r = month - this.base;
+    if (r < 0 || r >= this.rows) return;
+    const i = r * this.width + column;
+    into.addNumber(this.data[i]!);
+    const big = this.big?.get(i);
+    if (big !== undefined) into.addTerm({ num: big, den: Q, fast: NaN }, 1);
+    const rest = this.rest?.get(i);
+    if (rest !== undefined) into.add(rest);
+  }
+
+  /** The sums over other denominators than Q (for a common denominator of the figures). */
+  restSums(): Iterable<ExactSum> {
+    return this.rest?.values() ?? [];
+  }
+
+  private cell(month: number, column: number): number {
+    let r = month - this.base;
+    if (r < 0 || r >= this.rows) r = this.grow(month);
+    return r * this.width + column;
+  }
+
+  /** Makes room for `month` and as much again beyond it (growing that way soon again costs no copy); its row. */
+  private grow(month: number): number {
+    if (this.rows === 0) {
+      this.base = month;
+      this.rows = 32;
+      this.data = new Float64Array(32 * this.width);
+      return 0;
+    }
+    const r = month - this.base;
+    const more = Math.max(r < 0 ? -r : r - this.rows + 1, this.rows);
+    const data = new Float64Array((this.rows + more) * this.width);
+    const shift = r < 0 ? more : 0;
+    data.set(this.data, shift * this.width);
+    if (shift > 0) {
+      const moved = (m: Map<number, unknown> | undefined) => m && new Map([...m].map(([i, v]) => [i + shift * this.width, v]));
+      this.big = moved(this.big) as Map<number, bigint> | undefined;
+      this.rest = moved(this.rest) as Map<number, ExactSum> | undefined;
+    }
+    this.data = data;
+    this.rows += more;
+    this.base -= shift;
+    return r + shift;
+  }
+}
