@@ -106,11 +106,10 @@ export function customerMonth(changes: readonly StoredChange[], month: number): 
 
 /**
  * The customers' changes of a version as COPY text lines for version_customers: in memory, or,
- * past `inMemory` characters (4 MiB by default), in a temporary file readable by the process's user only, named for whoever
+ * past `inMemory` bytes (4 MiB by default), in a temporary file readable by the process's user only, named for whoever
  * stores them (a descriptor is the thread's that opened it): storing it, or discarding it, deletes it.
  */
-export type CustomerLines = { chunks: string[]; path?: undefined; bytes: number } | { path: string; bytes: number; chunks?: undefined };
-
+export type CustomerLines = { chunks: Buffer[]; path?: undefined; bytes: number } | { path: string; bytes: number; chunks?: undefined };
 
 /** What a build stores of its monthly figures (see MetricsBook), with each customer's changes as COPY lines. */
 export type MonthlyFigures = { monthly: MonthFigures[]; cohorts: CohortFigures[]; bounds: SeriesBounds[]; customers: CustomerLines };
@@ -121,12 +120,18 @@ export function monthlyFigures(book: MetricsBook, lines: CustomerLinesWriter): M
 }
 
 // COPY's text format: backslash, and the characters it would read as delimiters.
+const needsEscape = /[\\\n\r\t]/;
 const escapeCopy = (text: string) => text.replace(/[\\\n\r\t]/g, (c) => (c === '\\' ? '\\\\' : c === '\n' ? '\\n' : c === '\r' ? '\\r' : '\\t'));
 
+const HEX = Buffer.from('0123456789abcdef');
+const CHUNK = 65_536;
+
+/** Writes the lines into buffers of CHUNK bytes (a line that does not fit in one gets a buffer of its own), then to a file past `inMemory`. */
 export class CustomerLinesWriter {
-  private readonly versionId: string;
-  private chunks: string[] = [];
-  private chunk = '';
+  private readonly prefix: Buffer;
+  private chunks: Buffer[] = [];
+  private chunk = Buffer.allocUnsafe(CHUNK);
+  private at = 0;
   private held = 0;
   private fd: number | undefined;
   private bytes = 0;
@@ -135,25 +140,52 @@ export class CustomerLinesWriter {
   private readonly inMemory: number;
 
   constructor(versionId: string, inMemory = 4 * 1024 * 1024) {
-    this.versionId = versionId;
+    this.prefix = Buffer.from(`${versionId}\t`);
     this.inMemory = inMemory;
   }
 
   /** A customer's changes in a currency (at least one). */
   add(currency: string, customer: string, changes: readonly CustomerChange[]): void {
-    const first = changes[0]!.month;
-    const last = changes.at(-1)!.month;
-    const moves = changes.map((c) => moveCode(c.month, c.movement)).join(',');
-    this.chunk += `${this.versionId}\t${currency}\t${escapeCopy(customer)}\t${first}\t${last}\t\\\\x${packChanges(changes).toString('hex')}\t{${moves}}\n`;
+    const packed = packChanges(changes);
+    const name = needsEscape.test(customer) ? escapeCopy(customer) : customer;
+    // At most: the prefix, the currency and the name as UTF-8 (3 bytes a UTF-16 unit), two months
+    // and a month and movement code per change (12 digits and a comma each), the packed bytes in hex.
+    const most = this.prefix.length + 3 * (currency.length + name.length) + 2 * packed.length + 13 * changes.length + 40;
+    if (this.at + most > this.chunk.length) this.endChunk(most);
+    const b = this.chunk;
+    let at = this.at + this.prefix.copy(b, this.at);
+    at += b.write(currency, at, 'utf8');
+    b[at++] = 9;
+    at += b.write(name, at, 'utf8');
+    b[at++] = 9;
+    at += b.write(`${changes[0]!.month}\t${changes.at(-1)!.month}\t`, at, 'latin1');
+    b[at++] = 0x5c; // \\x: the bytea's hex form, its backslash escaped for COPY
+    b[at++] = 0x5c;
+    b[at++] = 0x78;
+    for (const byte of packed) {
+      b[at++] = HEX[byte >> 4]!;
+      b[at++] = HEX[byte & 15]!;
+    }
+    b[at++] = 9;
+    b[at++] = 0x7b; // {
+    for (let i = 0; i < changes.length; i++) {
+      if (i > 0) b[at++] = 0x2c;
+      at += b.write(String(moveCode(changes[i]!.month, changes[i]!.movement)), at, 'latin1');
+    }
+    b[at++] = 0x7d; // }
+    b[at++] = 10;
+    this.at = at;
     this.count++;
-    if (this.chunk.length >= Math.min(65_536, this.inMemory)) this.endChunk();
   }
 
-  private endChunk(): void {
-    if (!this.chunk) return;
-    this.chunks.push(this.chunk);
-    this.held += this.chunk.length;
-    this.chunk = '';
+  /** Keeps the current buffer's lines and starts another, of room for at least `room` bytes. */
+  private endChunk(room = CHUNK): void {
+    if (this.at > 0) {
+      this.chunks.push(this.chunk.subarray(0, this.at));
+      this.held += this.at;
+    }
+    this.chunk = Buffer.allocUnsafe(Math.max(CHUNK, room));
+    this.at = 0;
     if (this.held >= this.inMemory) this.spill();
   }
 
@@ -164,17 +196,18 @@ export class CustomerLinesWriter {
       this.path = join(tmpdir(), `dataset-service-customers-${process.pid}-${randomUUID()}`);
       this.fd = openSync(this.path, 'wx', 0o600);
     }
-    const buffer = Buffer.from(this.chunks.join(''), 'utf8');
-    writeSync(this.fd, buffer, 0, buffer.length, this.bytes);
-    this.bytes += buffer.length;
+    for (const chunk of this.chunks) {
+      writeSync(this.fd, chunk, 0, chunk.length, this.bytes);
+      this.bytes += chunk.length;
+    }
     this.chunks = [];
     this.held = 0;
   }
 
   /** The lines, once every customer is in. */
   done(): CustomerLines {
-    this.endChunk();
-    if (this.fd === undefined) return { chunks: this.chunks, bytes: this.chunks.reduce((n, c) => n + Buffer.byteLength(c), 0) };
+    this.endChunk(0);
+    if (this.fd === undefined) return { chunks: this.chunks, bytes: this.held };
     this.spill();
     closeSync(this.fd);
     this.fd = undefined;
