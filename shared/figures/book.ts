@@ -101,8 +101,11 @@ class CurrencyBook {
 
 export class MetricsBook {
   private readonly currencies = new Map<string, CurrencyBook>();
-  /** Scratch space for a customer's sorted events. */
+  /** Scratch space for a customer's terms and events (valid during one addCustomer): the events sorted, and which terms are summed apart. */
   private keys = new Float64Array(64);
+  private slowTerms = new Uint8Array(64);
+  private readonly terms: Term[] = [];
+  private readonly events: number[] = [];
 
   private currency(name: string): CurrencyBook {
     let c = this.currencies.get(name);
@@ -116,8 +119,10 @@ export class MetricsBook {
    */
   addCustomer(currencyName: string, contracts: readonly ContractTerm[]): CustomerChange[] {
     const cur = this.currency(currencyName);
-    const terms: Term[] = [];
-    const events: number[] = []; // [month, contract (~contract when it stops)] pairs, flattened
+    const terms = this.terms;
+    const events = this.events; // [month, contract (~contract when it stops)] pairs, flattened
+    terms.length = 0;
+    events.length = 0;
     let fastTotal = 0;
     for (const c of contracts) {
       if (c.lastMonth < c.firstMonth) continue; // holds no month end
@@ -133,7 +138,9 @@ export class MetricsBook {
     // A term is summed as a Number when it is one over Q and all of them together stay within
     // 2^52 (then every partial sum and difference is exact); any other is kept apart, exact.
     const allSlow = fastTotal > 2 ** 52;
-    const isSlow = terms.map((t) => allSlow || t.fast !== t.fast);
+    if (this.slowTerms.length < terms.length) this.slowTerms = new Uint8Array(2 * terms.length);
+    const isSlow = this.slowTerms;
+    for (let k = 0; k < terms.length; k++) isSlow[k] = allSlow || terms[k]!.fast !== terms[k]!.fast ? 1 : 0;
 
     // Walk the months where a contract starts or stops, in order: each event's month and number
     // in one key (month × 2^26 + event), sorted as numbers (in a scratch array kept for the next).
@@ -155,7 +162,7 @@ export class MetricsBook {
         const c = events[2 * e + 1]!;
         const k = c >= 0 ? c : ~c;
         active += c >= 0 ? 1 : -1;
-        if (!isSlow[k]) q += c >= 0 ? terms[k]!.fast : -terms[k]!.fast;
+        if (isSlow[k] === 0) q += c >= 0 ? terms[k]!.fast : -terms[k]!.fast;
         else slow = c >= 0 ? insertSorted(slow, k) : slow.filter((x) => x !== k);
       }
       if (active === 0) {

@@ -100,27 +100,27 @@ export class ContractLog {
       const order = new Int32Array(length);
       const next = starts.slice();
       for (let i = 0; i < length; i++) order[next[Math.floor(ints[i * INTS]! / PARTITIONS)]!++] = i;
+      const currencies: number[] = [];
       const group = { customer: 0, currency: 0, count: 0, startDays: new Int32Array(16), endDays: new Int32Array(16), cents: new Float64Array(16) };
       for (let s = 0; s + 1 < slots; s++) {
         const from = starts[s]!;
         const to = starts[s + 1]!;
         if (from === to) continue;
-        // One customer's contracts: by currency (few, most often one), each currency once.
-        let mine: ArrayLike<number> = order.subarray(from, to);
-        const firstCurrency = ints[mine[0]! * INTS + 1];
-        for (let i = 1; i < mine.length; i++) {
-          if (ints[mine[i]! * INTS + 1] !== firstCurrency) {
-            mine = Array.from(mine).sort((a, b) => ints[a * INTS + 1]! - ints[b * INTS + 1]!);
-            break;
-          }
+        // One customer's contracts, a currency at a time (few, most often one), in the order of
+        // the currencies' numbers: their list first, then a pass over the contracts for each.
+        currencies.length = 0;
+        for (let i = from; i < to; i++) {
+          const currency = ints[order[i]! * INTS + 1]!;
+          if (!currencies.includes(currency)) currencies.push(currency);
         }
-        for (let i = 0; i < mine.length; ) {
-          const currency = ints[mine[i]! * INTS + 1]!;
-          group.customer = ints[mine[i]! * INTS]!;
+        if (currencies.length > 1) currencies.sort((a, b) => a - b);
+        for (const currency of currencies) {
+          group.customer = ints[order[from]! * INTS]!;
           group.currency = currency;
           group.count = 0;
-          for (; i < mine.length && ints[mine[i]! * INTS + 1] === currency; i++) {
-            const c = mine[i]!;
+          for (let i = from; i < to; i++) {
+            const c = order[i]!;
+            if (ints[c * INTS + 1] !== currency) continue;
             if (group.count === group.cents.length) {
               group.startDays = grown(group.startDays, group.count + 1);
               group.endDays = grown(group.endDays, group.count + 1);
