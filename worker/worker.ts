@@ -17,6 +17,7 @@ import { sweepAbandonedFiles } from './jobs/sweepAbandonedFiles.ts';
 import { deliverWebhooks } from './jobs/deliverWebhook.ts';
 import { purgeEvents } from './jobs/purgeEvents.ts';
 import { purgeDataset } from './jobs/purgeDataset.ts';
+import { backfillFigures } from './jobs/backfillFigures.ts';
 import { purgeVersions } from './jobs/purgeVersions.ts';
 import { DeliveryPump } from './deliveryPump.ts';
 import { EventRelay } from './eventRelay.ts';
@@ -127,6 +128,8 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
     await boss.work(queues.purgeDataset, purgeDataset(pool, blobs, log));
     const retention = { retentionDays: config.versionRetentionDays, batchRows: config.purgeBatchRows };
     await boss.work(queues.purgeVersions, purgeVersions(pool, blobs, retention, log));
+    await boss.work(queues.backfillFigures, backfillFigures(pool, log));
+    await boss.send(queues.backfillFigures, {}); // versions from before the monthly figures, if any: at once, not in ten minutes
     const builds = (lane: Lane, on: BuildThreads) => buildVersion(pool, boss, on, meter, config, log, lane);
     await workBuilds(boss, queues.buildVersion, config.workerConcurrency, builds('build', threads), LANE_BANDS.build);
     await workBuilds(boss, queues.buildVersion, config.expressBuildConcurrency, builds('build-express', expressThreads), LANE_BANDS['build-express']);

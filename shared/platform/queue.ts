@@ -15,6 +15,7 @@ export const queues = {
   purgeEvents: 'purge-events',
   purgeDataset: 'purge-dataset',
   purgeVersions: 'purge-versions',
+  backfillFigures: 'backfill-figures',
 } as const;
 
 /** Builds: a few retries with backoff; a worker that dies stops its heartbeat and the job is retried. */
@@ -54,6 +55,8 @@ export async function ensureQueues(boss: PgBoss): Promise<void> {
   await boss.createQueue(queues.purgeEvents, { retryLimit: 2, expireInSeconds: 900 });
   // Purges may overlap (each batch is idempotent); one whose worker died is retried after its heartbeat stops.
   await boss.createQueue(queues.purgeVersions, { retryLimit: 2, expireInSeconds: 4 * 3600, heartbeatSeconds: 15 });
+  // One run computes every version left to backfill: at most one waits while one runs.
+  await boss.createQueue(queues.backfillFigures, { policy: 'stately', retryLimit: 5, retryDelay: 60, expireInSeconds: 4 * 3600, heartbeatSeconds: 15 });
   await boss.createQueue(queues.purgeDataset, { retryLimit: 10, retryDelay: 30, retryBackoff: true, expireInSeconds: 4 * 3600, heartbeatSeconds: 15 });
   // A delivery's attempts are its own (webhookDeliveries.ts): pg-boss retries only a job that
   // failed for the service's reasons (its database away), and one whose worker died.
@@ -84,4 +87,5 @@ export async function ensureSchedules(boss: PgBoss): Promise<void> {
   await boss.schedule(queues.purgeOAuthRecords, '*/30 * * * *');
   await boss.schedule(queues.purgeEvents, '41 * * * *');
   await boss.schedule(queues.purgeVersions, '23 * * * *');
+  await boss.schedule(queues.backfillFigures, '*/10 * * * *');
 }
