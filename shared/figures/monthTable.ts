@@ -7,6 +7,9 @@ import { ExactSum, Q, type Term } from './exact.ts';
 
 /** Past this, a cell's Number part is carried into its BigInt part (two such still add exactly). */
 const CARRY = 2 ** 52;
+/** A loose part's key is its denominator × CELLS + its cell: both below these, the key is below 2^52. */
+const CELLS = 2 ** 21;
+const LOOSE_DENOMINATORS = 2 ** 31;
 
 export class MonthTable {
   private readonly width: number;
@@ -16,6 +19,11 @@ export class MonthTable {
   /** Cells' carried parts and other denominators' parts, by cell index (rows from `base`). */
   private big: Map<number, bigint> | undefined;
   private rest: Map<number, ExactSum> | undefined;
+  /**
+   * Other denominators' parts as they are added: numerator by denominator × CELLS + cell, while
+   * both are small (most are: 16 × a term's days); folded into `rest` when the sums are read.
+   */
+  private loose: Map<number, number> | undefined;
 
   constructor(width: number) {
     this.width = width;
@@ -36,10 +44,36 @@ export class MonthTable {
   addTerm(month: number, column: number, t: Term, sign: 1 | -1): void {
     if (t.fast === t.fast) return this.add(month, column, sign * t.fast);
     const i = this.cell(month, column);
+    const den = Number(t.den);
+    const num = sign * Number(t.num);
+    if (den < LOOSE_DENOMINATORS && num <= CARRY && num >= -CARRY && i < CELLS) {
+      this.loose ??= new Map();
+      const key = den * CELLS + i;
+      const n = (this.loose.get(key) ?? 0) + num;
+      if (n <= CARRY && n >= -CARRY) return void this.loose.set(key, n);
+      this.loose.delete(key);
+      this.restOf(i).addTerm({ num: BigInt(n), den: t.den, fast: NaN }, 1);
+      return;
+    }
+    this.restOf(i).addTerm(t, sign);
+  }
+
+  private restOf(i: number): ExactSum {
     this.rest ??= new Map();
     let sum = this.rest.get(i);
     if (sum === undefined) this.rest.set(i, (sum = new ExactSum()));
-    sum.addTerm(t, sign);
+    return sum;
+  }
+
+  /** Folds the loose parts into the cells' sums (before they are read). */
+  private settle(): void {
+    if (this.loose === undefined) return;
+    for (const [key, n] of this.loose) {
+      if (n === 0) continue;
+      const den = Math.floor(key / CELLS);
+      this.restOf(key - den * CELLS).addTerm({ num: BigInt(n), den: BigInt(den), fast: NaN }, 1);
+    }
+    this.loose = undefined;
   }
 
   /** A cell as a Number: for the columns that count (never past 2^52). */
@@ -50,6 +84,7 @@ export class MonthTable {
 
   /** Adds a cell's exact sum into `into`. */
   addInto(into: ExactSum, month: number, column: number): void {
+    this.settle();
     const r = month - this.base;
     if (r < 0 || r >= this.rows) return;
     const i = r * this.width + column;
@@ -62,6 +97,7 @@ export class MonthTable {
 
   /** The sums over other denominators than Q (for a common denominator of the figures). */
   restSums(): Iterable<ExactSum> {
+    this.settle();
     return this.rest?.values() ?? [];
   }
 
@@ -85,6 +121,7 @@ export class MonthTable {
     const shift = r < 0 ? more : 0;
     data.set(this.data, shift * this.width);
     if (shift > 0) {
+      this.settle();
       const moved = (m: Map<number, unknown> | undefined) => m && new Map([...m].map(([i, v]) => [i + shift * this.width, v]));
       this.big = moved(this.big) as Map<number, bigint> | undefined;
       this.rest = moved(this.rest) as Map<number, ExactSum> | undefined;
