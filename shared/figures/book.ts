@@ -21,7 +21,8 @@ export type CustomerChange = { month: number; movement: Movement; mrr: number | 
  * terms active (`slow`, their indices, ascending; the same empty array when none, as for most).
  */
 type Value = { q: number; slow: readonly number[] };
-type Step = Value & { month: number; movement: Movement };
+/** A change as the walk makes it, and as addCustomer answers it (its exact MRR set then for those with other terms). */
+type Step = Value & CustomerChange;
 
 const NONE: readonly number[] = [];
 /** Events of one customer are numbered below this (2^26), inside the key that sorts them by month. */
@@ -176,14 +177,15 @@ export class MetricsBook {
       }
       const previous = steps.length === 0 ? ZERO_VALUE : steps[steps.length - 1]!;
       const movement: Movement = !isActive(previous) ? (steps.length === 0 ? 'newBusiness' : 'reactivation') : active === 0 ? 'churn' : cmp > 0 ? 'expansion' : 'contraction';
-      const step: Step = { q, slow, month, movement };
+      const step: Step = { q, slow, month, movement, mrr: q, den: Q };
       this.recordChange(cur, terms, previous, step);
       steps.push(step);
       value = step;
     }
     this.recordCohort(cur, terms, steps);
     this.recordRetention(cur, terms, steps);
-    return steps.map((s) => customerChange(s, terms));
+    for (const step of steps) if (step.slow.length > 0) exactChange(step, terms);
+    return steps;
   }
 
   private recordChange(cur: CurrencyBook, terms: Term[], p: Value, n: Step): void {
@@ -422,11 +424,11 @@ function addDifference(table: MonthTable, month: number, column: number, terms: 
   }
 }
 
-/** The change as the book answers it: its MRR as one exact numerator. */
-function customerChange(s: Step, terms: Term[]): CustomerChange {
-  if (s.slow.length === 0) return { month: s.month, movement: s.movement, mrr: s.q, den: Q };
+/** A change's MRR as one exact fraction, when it has terms apart. */
+function exactChange(s: Step, terms: Term[]): void {
   const f = exactOf(s, terms).fraction();
-  return { month: s.month, movement: s.movement, mrr: f.n, den: f.d };
+  s.mrr = f.n;
+  s.den = f.d;
 }
 
 
