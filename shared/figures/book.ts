@@ -44,6 +44,16 @@ export type MonthFigures = {
 
 export type CohortFigures = { currency: string; cohort: string; customers: number; mrr: string; months: { month: string; customers: number; mrr: string }[] };
 
+/**
+ * A currency's month cells, exact, for the conversion to a reporting currency (fxBasis.ts): per
+ * month, the differences from the month before of its active customers, MRR and retention sums,
+ * and the month's movements; the retention sums run past the series' last month.
+ */
+export type ExactCells = {
+  currency: string;
+  cells: { month: number; customers: number; mrr: Fraction; retained?: { now: Fraction; then: Fraction; min: Fraction }; moves?: Record<Movement, { customers: number; mrr: Fraction }> }[];
+}[];
+
 /** Where a currency's series runs: from its first month to its last (the month after the last active month end, where its churn shows). */
 export type SeriesBounds = { currency: string; first: number; last: number };
 
@@ -239,6 +249,33 @@ export class MetricsBook {
       if (nextLeast !== least) addDifference(cur.months, month, RETAINED_MIN, terms, nextLeast, least);
       [now, then, least] = [nextNow, nextThen, nextLeast];
     }
+  }
+
+  /** Every currency's cells, exact (see ExactCells): the months its table holds a part in. */
+  exactCells(): ExactCells {
+    return this.series().map((cur) => {
+      const t = cur.months;
+      const nonZero = (month: number, columns: number[]) => columns.some((c) => t.exact(month, c).sign() !== 0);
+      const retention = [RETAINED_NOW, RETAINED_THEN, RETAINED_MIN];
+      const moves = MOVEMENTS.map((_, i) => MOVE_CUSTOMERS + i);
+      return {
+        currency: cur.currency,
+        cells: t.months().map((month) => ({
+          month,
+          customers: t.count(month, CUSTOMERS),
+          mrr: t.exact(month, MRR).fraction(),
+          ...(nonZero(month, retention) && {
+            retained: { now: t.exact(month, RETAINED_NOW).fraction(), then: t.exact(month, RETAINED_THEN).fraction(), min: t.exact(month, RETAINED_MIN).fraction() },
+          }),
+          ...(nonZero(month, moves) && {
+            moves: Object.fromEntries(MOVEMENTS.map((m, i) => [m, { customers: t.count(month, MOVE_CUSTOMERS + i), mrr: t.exact(month, MOVE_MRR + i).fraction() }])) as Record<
+              Movement,
+              { customers: number; mrr: Fraction }
+            >,
+          }),
+        })),
+      };
+    });
   }
 
   /** Each currency's series bounds, ordered by currency. */

@@ -95,6 +95,29 @@ export class MonthTable {
     if (rest !== undefined) into.add(rest);
   }
 
+  /** The months with a part added to any of their cells (a sum may have come back to 0), in order. */
+  months(): number[] {
+    this.settle();
+    const touched = new Set<number>();
+    for (let r = 0; r < this.rows; r++) {
+      for (let c = 0; c < this.width; c++) {
+        if (this.data[r * this.width + c] !== 0) {
+          touched.add(r);
+          break;
+        }
+      }
+    }
+    for (const i of [...(this.big?.keys() ?? []), ...(this.rest?.keys() ?? [])]) touched.add(Math.floor(i / this.width));
+    return [...touched].sort((a, b) => a - b).map((r) => this.base + r);
+  }
+
+  /** A cell's exact sum. */
+  exact(month: number, column: number): ExactSum {
+    const sum = new ExactSum();
+    this.addInto(sum, month, column);
+    return sum;
+  }
+
   /** The sums over other denominators than Q (for a common denominator of the figures). */
   restSums(): Iterable<ExactSum> {
     this.settle();
