@@ -142,10 +142,14 @@ async function keepChanges(pool: Pool, pair: VersionPair, afterRowCount: number)
   });
 }
 
-/** The pair's counts and restated months, computed and kept the first time. `afterRowCount`: the rows of versionId. */
-export async function changesOf(pool: Pool, pair: VersionPair, afterRowCount: number): Promise<{ contracts: ContractCounts; months: RestatedMonth[] }> {
+/**
+ * The pair's counts and restated months as JSON texts (kept as they are sent: a restatement of
+ * every month of a large book is hundreds of entries), computed and kept the first time.
+ * `afterRowCount`: the rows of versionId.
+ */
+export async function changesOf(pool: Pool, pair: VersionPair, afterRowCount: number): Promise<{ contracts: string; months: string }> {
   const read = () =>
-    pool.query<{ contracts: ContractCounts; months: RestatedMonth[] }>('SELECT contracts, months FROM version_changes WHERE version_id = $1 AND since_version_id = $2', [
+    pool.query<{ contracts: string; months: string }>('SELECT contracts::text, months::text FROM version_changes WHERE version_id = $1 AND since_version_id = $2', [
       pair.versionId,
       pair.sinceVersionId,
     ]);
@@ -155,6 +159,12 @@ export async function changesOf(pool: Pool, pair: VersionPair, afterRowCount: nu
     ({ rows } = await read());
   }
   return rows[0]!;
+}
+
+/** Makes sure the pair's changes are kept (computed now if they are not): before its contract changes are read. */
+export async function ensureChanges(pool: Pool, pair: VersionPair, afterRowCount: number): Promise<void> {
+  const kept = await pool.query('SELECT 1 FROM version_changes WHERE version_id = $1 AND since_version_id = $2', [pair.versionId, pair.sinceVersionId]);
+  if (!kept.rowCount) await keepChanges(pool, pair, afterRowCount);
 }
 
 /** Where a page of contract changes goes on from: after this position in the pair's order. */

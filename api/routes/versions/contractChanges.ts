@@ -4,7 +4,7 @@
 // (../shared/spec/contract.md, "Reading and comparing versions").
 import { z } from 'zod';
 import { CONTRACT_FIELDS, type FieldName } from '../../../shared/contract/fields.ts';
-import { allContractChanges, CONTRACT_CHANGES, type ChangeCursor, changesOf, type ContractChange, pageOfContractChanges } from '../../../shared/domain/versionChanges.ts';
+import { allContractChanges, CONTRACT_CHANGES, type ChangeCursor, type ContractChange, ensureChanges, pageOfContractChanges } from '../../../shared/domain/versionChanges.ts';
 import { csvLine } from '../../../shared/platform/csvLine.ts';
 import { sendPaced } from '../../../shared/platform/pacedWrites.ts';
 import { defineOperation } from '../../defineOperation.ts';
@@ -74,7 +74,7 @@ export default defineOperation({
   async handle({ req, res, deps, params, query }) {
     const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
     const pair = await versionPair(deps, res, params.id, params.versionId, query.since);
-    await changesOf(deps.pool, pair, pair.version.rowCount ?? 0);
+    await ensureChanges(deps.pool, pair, pair.version.rowCount ?? 0);
     if (req.accepts(['application/json', 'text/csv']) === 'text/csv') {
       res.status(200).attachment(`${pair.versionId}-changes-since-${pair.sinceVersionId}.csv`).type('text/csv; charset=utf-8');
       if (req.method === 'HEAD') return void res.end();
