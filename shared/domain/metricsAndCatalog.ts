@@ -135,3 +135,13 @@ export async function readCatalog(db: Queryable, tenant: Tenant, datasetId: stri
   );
   return rows[0]?.doc;
 }
+
+/** How many of a version's stored rows have no contractId (from its catalog: its rows less those with one); undefined without a catalog. */
+export async function rowsWithoutContractId(db: Queryable, versionId: string): Promise<number | undefined> {
+  const { rows } = await db.query<{ n: string | null }>(
+    `SELECT (r.catalog->>'rowCount')::bigint - (SELECT (f->>'present')::bigint FROM json_array_elements(r.catalog->'fields') f WHERE f->>'name' = 'contractId') AS n
+     FROM version_reads r WHERE r.version_id = $1`,
+    [versionId],
+  );
+  return rows[0]?.n == null ? undefined : Number(rows[0].n);
+}
