@@ -12,7 +12,7 @@ import { CONTRACT_FIELDS } from '../contract/fields.ts';
 import { type Pool, type Queryable, withTransaction } from '../platform/db.ts';
 import { rowsWithoutContractId } from './metricsAndCatalog.ts';
 import { readMonthly } from './monthlyFigures.ts';
-import { rowJson } from './contractRows.ts';
+import { FIELD_COLUMNS, rowJson } from './contractRows.ts';
 
 export const CONTRACT_CHANGES = ['added', 'removed', 'changed'] as const;
 export type ContractChangeKind = (typeof CONTRACT_CHANGES)[number];
@@ -52,8 +52,8 @@ const COMPUTE_CHANGES_BY_ID = `
            CASE WHEN b.contract_id IS NOT NULL THEN ${rowJson('b')} END AS before,
            CASE WHEN a.contract_id IS NOT NULL THEN ${rowJson('a')} END AS after,
            CASE WHEN a.contract_id IS NULL OR b.contract_id IS NULL THEN ${ALL_FIELDS} ELSE ${DIFFERING_FIELDS} END AS fields
-    FROM (SELECT * FROM contract_rows WHERE version_id = $1 AND contract_id IS NOT NULL) a
-    FULL JOIN (SELECT * FROM contract_rows WHERE version_id = $2 AND contract_id IS NOT NULL) b ON a.contract_id = b.contract_id
+    FROM (SELECT ${FIELD_COLUMNS} FROM contract_rows WHERE version_id = $1 AND contract_id IS NOT NULL) a
+    FULL JOIN (SELECT ${FIELD_COLUMNS} FROM contract_rows WHERE version_id = $2 AND contract_id IS NOT NULL) b ON a.contract_id = b.contract_id
     WHERE a.contract_id IS NULL OR b.contract_id IS NULL OR ${tuple('a')} IS DISTINCT FROM ${tuple('b')}
   ) x`;
 
@@ -130,7 +130,8 @@ async function keepChanges(pool: Pool, pair: VersionPair, afterRowCount: number)
     await client.query(`SELECT pg_advisory_xact_lock(hashtext('version-changes'), hashtext($1 || ' ' || $2))`, [pair.versionId, pair.sinceVersionId]);
     const kept = await client.query('SELECT 1 FROM version_changes WHERE version_id = $1 AND since_version_id = $2', [pair.versionId, pair.sinceVersionId]);
     if (kept.rowCount) return;
-    await client.query(`SET LOCAL work_mem = '${COMPARE_WORK_MEM}'`);
+    // A hash join, whatever the statistics say: a version's rows were just written, and a merge join sorts both sides (5x slower).
+    await client.query(`SET LOCAL work_mem = '${COMPARE_WORK_MEM}'; SET LOCAL enable_mergejoin = off`);
     const months = await restatedMonths(client, pair);
     // The summary first (the contract changes reference it), its counts filled in from them after.
     await client.query(`INSERT INTO version_changes (version_id, since_version_id, contracts, months) VALUES ($1, $2, '{}', $3)`, [

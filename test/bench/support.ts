@@ -161,6 +161,7 @@ export async function startBenchService(externalRef: string) {
   const web = await startServer('dist/api/main.js', env, 'healthz');
   return {
     key,
+    databaseUrl: database.url,
     datasetId: dataset.id,
     base: `http://127.0.0.1:${port}`,
     web,
