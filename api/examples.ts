@@ -32,6 +32,7 @@ export const versionExample = {
   createdAt: '2026-11-23T09:13:58.104Z',
   completedAt: '2026-11-23T09:14:03.511Z',
   rowsPurgedAt: null,
+  replacedVersionId: ids.older,
   columns: { recognized: ['contractId', 'customer', 'product', 'startDate', 'endDate', 'amount', 'currency'], ignored: ['region'], missing: [] },
   warnings: [],
 };
@@ -43,6 +44,7 @@ export const buildingVersionExample = {
   contributingRowCount: null,
   progress: { rowsProcessed: 48000, bytesProcessed: 3845000, bytesTotal: 9612345 },
   completedAt: null,
+  replacedVersionId: null,
 };
 
 export const exportExample = {
@@ -133,6 +135,37 @@ export const catalogExample = {
   ],
   products: [{ product: 'Pro', contracts: 64000, customers: 15100 }],
 };
+
+export const versionChangesExample = {
+  object: 'version_changes',
+  datasetId: ids.dataset,
+  versionId: ids.version,
+  sinceVersionId: ids.older,
+  contracts: { added: 412, removed: 38, changed: 95, unchanged: 119455 },
+  months: [
+    {
+      month: '2026-09',
+      currency: 'EUR',
+      before: { mrr: '6384000.00', activeCustomers: 15890 },
+      after: { mrr: '6381500.00', activeCustomers: 15889 },
+      mrrChange: '-2500.00',
+    },
+  ],
+};
+
+export const contractChangeExample = {
+  object: 'contract_change',
+  change: 'changed',
+  contractId: 'C-1001',
+  before: { contractId: 'C-1001', customer: 'Acme GmbH', product: 'Pro', startDate: '2026-01-01', endDate: '2026-12-31', amount: '1200.00', currency: 'EUR' },
+  after: { contractId: 'C-1001', customer: 'Acme GmbH', product: 'Pro', startDate: '2026-01-01', endDate: '2026-12-31', amount: '1500.00', currency: 'EUR' },
+  fields: ['amount'],
+};
+
+export const contractChangesCsvExample =
+  'change,fields,contractId,customer,product,startDate,endDate,amount,currency\r\n' +
+  'changed,amount,C-1001,Acme GmbH,Pro,2026-01-01,2026-12-31,1500.00,EUR\r\n' +
+  'removed,contractId;customer;product;startDate;endDate;amount;currency,C-1002,Beta Ltd,Support,2026-02-01,2027-01-31,600.00,EUR\r\n';
 
 export const list = <T>(item: T) => ({ object: 'list', data: [item], nextCursor: null });
 

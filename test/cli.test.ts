@@ -532,6 +532,37 @@ describe('dsvc command line', () => {
       expect((await run(['customers', 'cli-figures', '--month', '2026-13'])).code).to.equal(2);
       expect((await run(['customers', 'cli-figures', '--month', '2026-01', '--movement', 'lost'])).code).to.equal(2);
     });
+
+    it('when `dsvc changes` runs on a corrected upload, then it prints the contracts added, removed, changed and unchanged and the restated months; --contracts lists what changed in each', async () => {
+      // Beta's amount corrected, Uno's contract gone, a new one for Zed.
+      const corrected = [...EXAMPLE.split('\n').slice(0, 3), 'b-2025,Beta,Team,2025-01-01,2025-12-31,18000.00,EUR', 'z-2025,Zed,Pro,2025-06-01,2026-05-31,1200.00,EUR'].join('\n');
+      await writeFile(join(dir, 'corrected.csv'), corrected);
+      const uploaded = await run(['upload', join(dir, 'corrected.csv'), '--dataset', 'cli-figures', '--json']);
+      expect(uploaded.code, uploaded.stderr).to.equal(0);
+      const version = JSON.parse(uploaded.stdout).id as string;
+
+      const summary = await run(['changes', version]);
+      expect(summary.code, summary.stderr).to.equal(0);
+      expect(summary.stdout).to.match(/^contracts\s+1 added, 1 removed, 1 changed, 2 unchanged$/m);
+      expect(summary.stdout).to.match(/^currency\s+month\s+mrrBefore\s+mrrAfter\s+mrrChange\s+customersBefore\s+customersAfter$/m);
+      expect(summary.stdout).to.match(/^EUR\s+2025-01\s+1600\.00\s+1900\.00\s+300\.00\s+2\s+2$/m);
+      expect(summary.stdout).to.match(/^USD\s+2025-03\s+100\.00\s+0\.00\s+-100\.00\s+1\s+0$/m);
+      const json = JSON.parse((await run(['changes', version, '--dataset', 'cli-figures', '--json'])).stdout);
+      expect(json.contracts).to.deep.equal({ added: 1, removed: 1, changed: 1, unchanged: 2 });
+
+      const contracts = await run(['changes', version, '--contracts']);
+      expect(contracts.code, contracts.stderr).to.equal(0);
+      expect(contracts.stdout).to.match(/^change\s+contractId\s+customer\s+what$/m);
+      expect(contracts.stdout).to.match(/^changed\s+b-2025\s+Beta\s+amount 14400\.00 → 18000\.00$/m);
+      expect(contracts.stdout).to.match(/^removed\s+u-2025\s+Uno\s+Lite 2025-03-01\.\.2025-08-31 600\.00 USD$/m);
+      const added = JSON.parse((await run(['changes', version, '--contracts', '--change', 'added', '--json'])).stdout);
+      expect(added.map((c: { contractId: string }) => c.contractId)).to.deep.equal(['z-2025']);
+      const first = await run(['changes', '--json', version, '--contracts', '--limit', '1']);
+      expect(JSON.parse(first.stdout)).to.have.length(1);
+      expect(first.stderr).to.equal('');
+      expect((await run(['changes', 'ver_nothing'])).code).to.equal(3);
+      expect((await run(['changes', version, '--contracts', '--change', 'modified'])).code).to.equal(2);
+    });
   });
 });
 

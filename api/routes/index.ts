@@ -24,6 +24,8 @@ import createVersion from './versions/create.ts';
 import getVersion from './versions/get.ts';
 import listVersions from './versions/list.ts';
 import listVersionErrors from './versions/errors.ts';
+import getVersionChanges from './versions/changes.ts';
+import listContractChanges from './versions/contractChanges.ts';
 import { oauthEndpoints } from './oauth/endpoints.ts';
 export { OAUTH_BROWSER_FLOW } from './oauth/endpoints.ts';
 import listEvents from './events/list.ts';
@@ -52,6 +54,8 @@ export const operations: Operation[] = [
   listVersions,
   getVersion,
   listVersionErrors,
+  getVersionChanges,
+  listContractChanges,
   getMetrics,
   getCohorts,
   listCustomerMonths,

@@ -18,6 +18,9 @@ export type Catalog = Schemas['Catalog'];
 export type Cohorts = Schemas['Cohorts'];
 export type CustomerMonth = Schemas['CustomerMonth'];
 export type CustomerMovement = CustomerMonth['movement'];
+export type VersionChanges = Schemas['VersionChanges'];
+export type ContractChange = Schemas['ContractChange'];
+export type ContractChangeKind = ContractChange['change'];
 export type Export = Schemas['Export'];
 export type ExportFormat = Export['format'];
 export type CreateExportParams = Schemas['CreateExportRequest'];
@@ -34,6 +37,9 @@ export type ListEventsParams = NonNullable<operations['listEvents']['parameters'
 export type MetricsParams = NonNullable<operations['getMetrics']['parameters']['query']>;
 export type CohortsParams = NonNullable<operations['getCohorts']['parameters']['query']>;
 export type CustomersParams = operations['listCustomerMonths']['parameters']['query'];
+export type CatalogParams = NonNullable<operations['getCatalog']['parameters']['query']>;
+export type VersionChangesParams = NonNullable<operations['getVersionChanges']['parameters']['query']>;
+export type ContractChangesParams = NonNullable<operations['listContractChanges']['parameters']['query']>;
 /** `limit` and `cursor`, as every list takes them. */
 export type PageParams = { limit?: number; cursor?: string };
 

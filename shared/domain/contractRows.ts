@@ -24,6 +24,15 @@ export function fieldText(field: ContractField, sql: string = field.column): str
 }
 
 /**
+ * A SQL expression of a row as a JSON object as exported (JSONL): every field under its name in
+ * the contract's order, absent values as null, each as text (fieldText). `alias` names the row's
+ * relation, when the columns need one.
+ */
+export function rowJson(alias?: string): string {
+  return `json_build_object(${CONTRACT_FIELDS.map((f) => `'${f.name}', ${fieldText(f, alias ? `${alias}.${f.column}` : f.column)}`).join(', ')})`;
+}
+
+/**
  * Where a build streams its rows (binary COPY, in the rowValidator's column order), on the
  * build's client and inside its transaction: the rows are kept only if it commits.
  */

@@ -6,7 +6,7 @@
 // formats (sql/007_export_formats.sql).
 import { CONTRACT_FIELDS } from '../contract/fields.ts';
 import { copyJsonLinesOut } from '../platform/db.ts';
-import { fieldText } from './contractRows.ts';
+import { fieldText, rowJson } from './contractRows.ts';
 
 export type ExportFormatSpec = {
   /** The download's Content-Type. */
@@ -32,7 +32,7 @@ export const EXPORT_FORMATS = {
     contentType: 'application/jsonl; charset=utf-8',
     extension: 'jsonl',
     described: 'JSONL',
-    copySql: (rows: string) => copyJsonLinesOut(`SELECT json_build_object(${CONTRACT_FIELDS.map((f) => `'${f.name}', ${fieldText(f)}`).join(', ')}) ${rows}`),
+    copySql: (rows: string) => copyJsonLinesOut(`SELECT ${rowJson()} ${rows}`),
   },
 } as const satisfies Record<string, ExportFormatSpec>;
 

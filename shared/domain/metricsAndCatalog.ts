@@ -7,7 +7,7 @@ import type { Queryable } from '../platform/db.ts';
 import { FIELD_COLUMNS, fieldText } from './contractRows.ts';
 import type { Tenant } from './datasets.ts';
 import type { TallyResult } from '../ingest/tally.ts';
-import { deleteMonthlyFigures, readMonthly } from './monthlyFigures.ts';
+import { readMonthly } from './monthlyFigures.ts';
 
 /** A gating field's value that keeps a row out of the metrics: absent, or zero where that counts as absent. */
 const excludes = (f: ContractField) => (f.zeroExcludes ? `${f.column} IS NULL OR ${f.column} = 0` : `${f.column} IS NULL`);
@@ -97,13 +97,26 @@ export async function storeReads(db: Queryable, versionId: string, reads: TallyR
   return { rowCount: reads.rows.total, contributing: reads.rows.contributing };
 }
 
-/** The active version's rows, currencies and monthly series, or undefined (missing dataset, or none active: the same 404). */
-export async function readMetrics(db: Queryable, tenant: Tenant, datasetId: string, range: { from?: string | undefined; to?: string | undefined }) {
+/** Versions whose figures a read serves: the one named ($4) if it became active, else the active one. */
+const READABLE_VERSION = `JOIN versions v ON v.dataset_id = d.id AND v.id = coalesce($4, d.active_version_id) AND v.activated_at IS NOT NULL
+     JOIN version_reads r ON r.version_id = v.id`;
+
+/**
+ * The rows, currencies and monthly series of the version named (one that became active) or of the
+ * active one; undefined when there is none such (missing dataset, none active: the same 404).
+ */
+export async function readMetrics(
+  db: Queryable,
+  tenant: Tenant,
+  datasetId: string,
+  range: { from?: string | undefined; to?: string | undefined },
+  versionId?: string | undefined,
+) {
   const { rows } = await db.query<{ id: string; version_id: string; rows: unknown; currencies: unknown }>(
-    `SELECT d.id, d.active_version_id AS version_id, r.rows, r.currencies
-     FROM datasets d JOIN version_reads r ON r.version_id = d.active_version_id
+    `SELECT d.id, v.id AS version_id, r.rows, r.currencies
+     FROM datasets d ${READABLE_VERSION}
      WHERE d.id = $1 AND d.account_id = $2 AND d.mode = $3 AND d.deleted_at IS NULL`,
-    [datasetId, tenant.accountId, tenant.mode],
+    [datasetId, tenant.accountId, tenant.mode, versionId ?? null],
   );
   const found = rows[0];
   if (!found) return undefined;
@@ -111,19 +124,24 @@ export async function readMetrics(db: Queryable, tenant: Tenant, datasetId: stri
   return { object: 'metrics', datasetId: found.id, versionId: found.version_id, rows: found.rows, currencies: found.currencies, monthly };
 }
 
-export async function readCatalog(db: Queryable, tenant: Tenant, datasetId: string) {
+/** The catalog of the version named (one that became active) or of the active one; undefined as readMetrics. */
+export async function readCatalog(db: Queryable, tenant: Tenant, datasetId: string, versionId?: string | undefined) {
   const { rows } = await db.query<{ doc: unknown }>(
-    `SELECT json_build_object('object', 'catalog', 'datasetId', d.id, 'versionId', d.active_version_id,
+    `SELECT json_build_object('object', 'catalog', 'datasetId', d.id, 'versionId', v.id,
        'rowCount', r.catalog->'rowCount', 'fields', r.catalog->'fields', 'products', r.catalog->'products') AS doc
-     FROM datasets d JOIN version_reads r ON r.version_id = d.active_version_id
+     FROM datasets d ${READABLE_VERSION}
      WHERE d.id = $1 AND d.account_id = $2 AND d.mode = $3 AND d.deleted_at IS NULL`,
-    [datasetId, tenant.accountId, tenant.mode],
+    [datasetId, tenant.accountId, tenant.mode, versionId ?? null],
   );
   return rows[0]?.doc;
 }
 
-/** Deletes a purged version's metrics and catalog (only the active version's are ever served). */
-export async function deleteReadsOfVersion(db: Queryable, versionId: string): Promise<void> {
-  await deleteMonthlyFigures(db, versionId);
-  await db.query('DELETE FROM version_reads WHERE version_id = $1', [versionId]);
+/** How many of a version's stored rows have no contractId (from its catalog: its rows less those with one); undefined without a catalog. */
+export async function rowsWithoutContractId(db: Queryable, versionId: string): Promise<number | undefined> {
+  const { rows } = await db.query<{ n: string | null }>(
+    `SELECT (r.catalog->>'rowCount')::bigint - (SELECT (f->>'present')::bigint FROM json_array_elements(r.catalog->'fields') f WHERE f->>'name' = 'contractId') AS n
+     FROM version_reads r WHERE r.version_id = $1`,
+    [versionId],
+  );
+  return rows[0]?.n == null ? undefined : Number(rows[0].n);
 }

@@ -105,9 +105,13 @@ export async function computeMonthlyFigures(client: Client, versionId: string): 
   return monthlyFigures(book, customers);
 }
 
-/** Deletes a version's monthly figures (a purged version's). */
-export async function deleteMonthlyFigures(db: Queryable, versionId: string): Promise<void> {
-  for (const table of ['version_months', 'version_cohorts', 'version_series', 'version_customers']) await db.query(`DELETE FROM ${table} WHERE version_id = $1`, [versionId]);
+/**
+ * Deletes each customer's changes of a version whose rows are purged: the customers read needs the
+ * rows' detail and answers 404 from then on. Its months, series and cohorts stay (contract,
+ * "Deleting and keeping data"), as long as the version record.
+ */
+export async function deleteCustomerChanges(db: Queryable, versionId: string): Promise<void> {
+  await db.query('DELETE FROM version_customers WHERE version_id = $1', [versionId]);
 }
 
 /** The monthly series of a version, sliced to [from, to] (months YYYY-MM, both optional), ordered by month then currency. */

@@ -11,6 +11,7 @@ import type { RowError } from '../contract/fields.ts';
 import type { Queryable } from '../platform/db.ts';
 import { pageOfRowErrors } from './versionErrors.ts';
 import { blobIsStored } from '../blobs/blobRecords.ts';
+import { csvLine } from '../platform/csvLine.ts';
 import { recordRejectedFile, rejectedFileOf } from './versions.ts';
 
 /** How long the file of a version that failed validation is kept for its rejected rows. */
@@ -35,12 +36,6 @@ async function* errorsByRow(db: Queryable, versionId: string): AsyncGenerator<{ 
     cursor = page.nextCursor ?? undefined;
   } while (cursor !== undefined);
   if (current) yield current;
-}
-
-function csvLine(cells: string[], delimiter: string): string {
-  const quoted = (cell: string) =>
-    cell.includes(delimiter) || cell.includes('"') || cell.includes('\n') || cell.includes('\r') ? `"${cell.replaceAll('"', '""')}"` : cell;
-  return `${cells.map(quoted).join(delimiter)}\r\n`;
 }
 
 const problemsText = (errors: RowError[]) => errors.map((e) => `${e.field} ${e.code}: ${e.message}`).join('; ');

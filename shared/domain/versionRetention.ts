@@ -1,6 +1,8 @@
 // Retention of superseded versions (contract, "Deleting and keeping data"): VERSION_RETENTION_DAYS
-// after a version was superseded, its rows are purged with its exports, metrics and catalog; the
-// version record stays, with rowsPurgedAt, and exporting it answers 404. The active version is
+// after a version was superseded, its rows are purged with what needs them (its exports, each
+// customer's changes, its changes since and to other versions); the version record stays, with
+// rowsPurgedAt, and so do its metrics, catalog and cohorts (small: read with ?versionId=);
+// exporting it, its customers and its changes answer 404. The active version is
 // never touched (only superseded versions are taken, and a superseded one never becomes active
 // again). Rows go in batches (contractRows.ts), so a purge blocks neither builds nor reads; a
 // purge cut short (a worker killed) is taken again by the next run, as the version is not marked
@@ -9,7 +11,8 @@ import type { BlobStore } from '../blobs/blobStore.ts';
 import type { Pool } from '../platform/db.ts';
 import { deleteRowsOfVersion } from './contractRows.ts';
 import { deleteExportsOfVersion } from './exports.ts';
-import { deleteReadsOfVersion } from './metricsAndCatalog.ts';
+import { deleteCustomerChanges } from './monthlyFigures.ts';
+import { deleteChangesOfVersion } from './versionChanges.ts';
 import { markRowsPurged, versionsPastRetention } from './versions.ts';
 
 export type RetentionRun = { versions: number; rows: number; files: number };
@@ -26,8 +29,10 @@ export async function purgeVersionsPastRetention(
     const files = await deleteExportsOfVersion(pool, version.id);
     for (const id of files) await blobs.delete(id).catch(() => {}); // an orphan left is swept later
     run.rows += await deleteRowsOfVersion(pool, version.id, options.batchRows, (n) => options.onBatch?.(version.id, n));
-    await deleteReadsOfVersion(pool, version.id);
     await markRowsPurged(pool, version.id);
+    // After the mark, from which its customers and changes answer 404 (changes computed while the rows were going included).
+    await deleteCustomerChanges(pool, version.id);
+    await deleteChangesOfVersion(pool, version.id);
     run.versions++;
     run.files += files.length;
   }

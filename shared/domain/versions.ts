@@ -44,6 +44,9 @@ export type VersionRecord = {
   completedAt: Date | null;
   /** When its rows were purged (VERSION_RETENTION_DAYS after it was superseded); null while they are kept. */
   rowsPurgedAt: Date | null;
+  /** When it became active (null if it never did), and the version active then, which it replaced (null for the first). */
+  activatedAt: Date | null;
+  replacedVersionId: string | null;
   /** What its header held (null until a build read it), and its warnings. */
   columns: RecognisedColumns | null;
   warnings: VersionWarning[];
@@ -65,12 +68,14 @@ type Row = {
   created_at: Date;
   completed_at: Date | null;
   rows_purged_at: Date | null;
+  activated_at: Date | null;
+  replaced_version_id: string | null;
   columns: RecognisedColumns | null;
   warnings: VersionWarning[] | null;
 };
 
 const COLUMNS = `v.id, v.dataset_id, v.seq, v.status, v.blob_id, v.request_path, v.bytes_total, v.rows_processed,
-  v.bytes_processed, v.row_count, v.contributing_row_count, v.problem, v.created_at, v.completed_at, v.rows_purged_at, v.columns, v.warnings`;
+  v.bytes_processed, v.row_count, v.contributing_row_count, v.problem, v.created_at, v.completed_at, v.rows_purged_at, v.activated_at, v.replaced_version_id, v.columns, v.warnings`;
 
 const toRecord = (r: Row): VersionRecord => ({
   id: r.id,
@@ -88,6 +93,8 @@ const toRecord = (r: Row): VersionRecord => ({
   createdAt: r.created_at,
   completedAt: r.completed_at,
   rowsPurgedAt: r.rows_purged_at,
+  activatedAt: r.activated_at,
+  replacedVersionId: r.replaced_version_id,
   columns: r.columns,
   warnings: r.warnings ?? [],
 });
@@ -213,6 +220,20 @@ export async function findExportableVersion(db: Queryable, tenant: Tenant, datas
   return version && ['active', 'superseded'].includes(version.status) && !version.rowsPurgedAt ? version : undefined;
 }
 
+/**
+ * The version whose figures a read serves: the one named, if it is of this dataset and became
+ * active (now active or superseded); without a name, the active one. Else undefined.
+ */
+export async function findReadableVersion(db: Queryable, tenant: Tenant, datasetId: string, versionId: string | undefined): Promise<VersionRecord | undefined> {
+  const { rows } = await db.query<Row>(
+    `SELECT ${COLUMNS} FROM versions v JOIN datasets d ON d.id = v.dataset_id
+     WHERE v.id = coalesce($1, d.active_version_id) AND v.dataset_id = $2 AND v.activated_at IS NOT NULL
+       AND d.account_id = $3 AND d.mode = $4 AND d.deleted_at IS NULL`,
+    [versionId ?? null, datasetId, tenant.accountId, tenant.mode],
+  );
+  return rows[0] && toRecord(rows[0]);
+}
+
 export async function listVersions(
   db: Queryable,
   datasetId: string,
@@ -322,6 +343,7 @@ export async function renderVersion(db: Queryable, version: VersionRecord, views
     createdAt: version.createdAt.toISOString(),
     completedAt: version.completedAt?.toISOString() ?? null,
     rowsPurgedAt: version.rowsPurgedAt?.toISOString() ?? null,
+    replacedVersionId: version.replacedVersionId,
     columns: version.columns,
     warnings: version.warnings,
   };
@@ -363,8 +385,9 @@ export async function activateVersion(
   );
   const activated = await client.query<Row>(
     `UPDATE versions v SET status = 'active', row_count = $2, contributing_row_count = $3, rows_processed = $4,
-       bytes_processed = $5, columns = $6, warnings = $7, completed_at = clock_timestamp() WHERE id = $1 RETURNING ${COLUMNS}`,
-    [version.id, counts.rowCount, counts.contributing, counts.rowsProcessed, counts.bytesProcessed, JSON.stringify(recognised.columns), JSON.stringify(recognised.warnings)],
+       bytes_processed = $5, columns = $6, warnings = $7, completed_at = clock_timestamp(), activated_at = clock_timestamp(), replaced_version_id = $8
+     WHERE id = $1 RETURNING ${COLUMNS}`,
+    [version.id, counts.rowCount, counts.contributing, counts.rowsProcessed, counts.bytesProcessed, JSON.stringify(recognised.columns), JSON.stringify(recognised.warnings), replaced.rows[0]?.id ?? null],
   );
   await setActiveVersion(client, version.datasetId, version.id);
   await recordVersionEvents(client, [...replaced.rows, ...activated.rows], views);

@@ -25,7 +25,10 @@ export const problemTypes = {
     description:
       'The resource does not exist for this credential\'s account and mode, or (metrics and catalog) the dataset ' +
       'has no active version yet. Read GET /v1/datasets/{id} to tell the two apart: a 404 there means the ' +
-      'dataset is absent; an empty activeVersionId means nothing is servable yet.',
+      'dataset is absent; an empty activeVersionId means nothing is servable yet. ' +
+      'A read with ?versionId= (metrics, catalog, cohorts, customers) or a version\'s changes answer it too when the version named (or `since`) ' +
+      'is not one of the dataset\'s versions that became active (active or superseded), when a version replaced none and no `since` is given, ' +
+      'and, for customers and changes, once the version\'s rows were purged (VERSION_RETENTION_DAYS after it was superseded; its metrics, catalog and cohorts stay readable).',
   },
   'method-not-allowed': {
     status: 405,

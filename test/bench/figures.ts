@@ -6,14 +6,8 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { rm } from 'node:fs/promises';
-import { createAccount } from '../../shared/tenancy/accounts.ts';
-import { issueKey } from '../../shared/tenancy/apiKeys.ts';
-import { createPool } from '../../shared/platform/db.ts';
-import { createDataset } from '../../shared/domain/datasets.ts';
-import { freePort } from '../../shared/platform/embeddedPostgres.ts';
-import { createTestDatabase } from '../setup/database.ts';
 import { realisticBlocks, realisticHeader } from '../support/realisticContracts.ts';
-import { peakRssMiB, postFile, startServer, stopServers, writeBlocks } from './support.ts';
+import { peakRssMiB, postFile, startBenchService, writeBlocks } from './support.ts';
 
 const REQUESTS = Number(process.env['BENCH_REQUESTS'] ?? 200);
 
@@ -39,17 +33,9 @@ async function timed(url: string, key: string, n: number): Promise<{ p50: number
 export async function benchFigures(args: string[]): Promise<void> {
   const option = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
   const rows = Number(option('--rows') ?? 1_000_000);
-  const database = await createTestDatabase();
-  const pool = createPool(database.url, 2, 'bench');
-  const account = await createAccount(pool, 'Bench');
-  const { key } = await issueKey(pool, account.id, 'live');
-  const ds = await createDataset(pool, { accountId: account.id, mode: 'live' }, { externalRef: `bench-figures-${rows}` });
-  await pool.end();
-  const port = await freePort();
-  const env = { DATABASE_URL: database.url, PORT: String(port), LOG_LEVEL: 'warn' };
-  const worker = await startServer('dist/worker/main.js', { ...env, LOG_LEVEL: 'info' }, /worker started/);
-  const web = await startServer('dist/api/main.js', env, 'healthz');
-  const base = `http://127.0.0.1:${port}`;
+  const service = await startBenchService(`bench-figures-${rows}`);
+  const { key, base, web, worker } = service;
+  const ds = { id: service.datasetId };
   const file = join(tmpdir(), `bench-figures-${rows}.csv`);
   try {
     await writeBlocks(file, realisticHeader(), realisticBlocks(0, rows, rows));
@@ -85,8 +71,7 @@ export async function benchFigures(args: string[]): Promise<void> {
     console.log(`\nbench figures: ${REQUESTS} sequential requests each, realistic ${rows.toLocaleString('en')} rows (${months.length} months), same run`);
     console.table(table);
   } finally {
-    await stopServers([web, worker]);
+    await service.stop();
     await rm(file, { force: true });
-    await database.drop();
   }
 }

@@ -7,6 +7,12 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { request } from 'node:http';
 import { projectRoot } from '../../shared/platform/paths.ts';
 import { CONTRACT_HEADER, contractBlocks } from '../support/contracts.ts';
+import { createAccount } from '../../shared/tenancy/accounts.ts';
+import { issueKey } from '../../shared/tenancy/apiKeys.ts';
+import { createPool } from '../../shared/platform/db.ts';
+import { createDataset } from '../../shared/domain/datasets.ts';
+import { freePort } from '../../shared/platform/embeddedPostgres.ts';
+import { createTestDatabase } from '../setup/database.ts';
 
 /**
  * The node flags the Procfile gives the process that runs `script` (none for a script it does not
@@ -136,4 +142,33 @@ export async function cpuSeconds(pids: Record<string, number>): Promise<Record<s
 /** What each group used between two readings of cpuSeconds. */
 export function cpuSpent(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
   return Object.fromEntries(Object.keys(after).map((name) => [name, after[name]! - (before[name] ?? 0)]));
+}
+
+/**
+ * A database of its own with an account, a live key and one dataset, served by the project's web
+ * and worker processes as the Procfile runs them. `stop` stops both and drops the database.
+ */
+export async function startBenchService(externalRef: string) {
+  const database = await createTestDatabase();
+  const pool = createPool(database.url, 2, 'bench');
+  const account = await createAccount(pool, 'Bench');
+  const { key } = await issueKey(pool, account.id, 'live');
+  const dataset = await createDataset(pool, { accountId: account.id, mode: 'live' }, { externalRef });
+  await pool.end();
+  const port = await freePort();
+  const env = { DATABASE_URL: database.url, PORT: String(port), LOG_LEVEL: 'warn' };
+  const worker = await startServer('dist/worker/main.js', { ...env, LOG_LEVEL: 'info' }, /worker started/);
+  const web = await startServer('dist/api/main.js', env, 'healthz');
+  return {
+    key,
+    databaseUrl: database.url,
+    datasetId: dataset.id,
+    base: `http://127.0.0.1:${port}`,
+    web,
+    worker,
+    async stop() {
+      await stopServers([web, worker]);
+      await database.drop();
+    },
+  };
 }

@@ -3,14 +3,15 @@
 // "Metrics and catalog"): "which customers churned in March". Read from each customer's changes,
 // stored when the version was built.
 import { z } from 'zod';
-import { activeVersionOf, type CustomerCursor, readCustomerMonths } from '../../../shared/domain/monthlyFigures.ts';
+import { type CustomerCursor, readCustomerMonths } from '../../../shared/domain/monthlyFigures.ts';
 import { CUSTOMER_MOVEMENTS, FIGURE_WORDS } from '../../../shared/figures/definitions.ts';
 import { defineOperation } from '../../defineOperation.ts';
 import { customerMonthExample, list } from '../../examples.ts';
 import { tenantOf } from '../../principal.ts';
 import { invalidCursor, listOf } from '../../schemas.ts';
 import { Currency } from './cohorts.ts';
-import { Month, nothingServable } from './metricsAndCatalog.ts';
+import { Month } from './metricsAndCatalog.ts';
+import { readableVersion, rowsPurged, VersionIdQuery } from './readableVersion.ts';
 import { DatasetIdParams } from './schemas.ts';
 
 export const CustomerMonthSchema = z
@@ -48,7 +49,8 @@ export default defineOperation({
   summary: 'Customers of a month, with their movement',
   description:
     "Every customer with MRR at the end of `month` or of the month before, with both figures and the movement between them, ordered by currency then customer (as UTF-8 bytes); filtered by `currency` and `movement`. " +
-    'Which customers churned in March: `?month=2026-03&movement=churn`. Each MRR is rounded on its own, so an expansion of less than half a cent may show equal figures.',
+    'Which customers churned in March: `?month=2026-03&movement=churn`. `versionId` reads an earlier version that was active, until its rows are purged (then 404). ' +
+    ' Each MRR is rounded on its own, so an expansion of less than half a cent may show equal figures.',
   params: DatasetIdParams,
   query: z.object({
     month: Month.meta({ description: 'The month (YYYY-MM), required.' }),
@@ -56,14 +58,15 @@ export default defineOperation({
     movement: z.enum(CUSTOMER_MOVEMENTS).optional().meta({ description: 'Only customers with this movement.' }),
     limit: z.coerce.number().int().min(1).max(100).default(20).meta({ description: 'Page size, 1 to 100.' }),
     cursor: z.string().min(1).max(2000).optional().meta({ description: 'nextCursor of the previous page.' }),
+    versionId: VersionIdQuery,
   }),
   responses: { 200: { description: 'A page of customers.', schema: listOf(CustomerMonthSchema, 'CustomerMonthList'), example: list(customerMonthExample) } },
   problems: ['not-found', 'bad-request'],
   async handle({ res, deps, params, query }) {
     const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
-    const versionId = await activeVersionOf(deps.pool, tenantOf(res), params.id);
-    if (!versionId) throw nothingServable();
-    const page = await readCustomerMonths(deps.pool, versionId, { ...query, after });
+    const version = await readableVersion(deps.pool, tenantOf(res), params.id, query.versionId);
+    if (version.rowsPurgedAt) throw rowsPurged(version, 'its customers');
+    const page = await readCustomerMonths(deps.pool, version.id, { ...query, after });
     res.json({ object: 'list', data: page.data, nextCursor: page.next ? encodeCursor(page.next) : null });
   },
 });

@@ -4,14 +4,12 @@ import { catalogExample, metricsExample } from '../../examples.ts';
 import { z } from 'zod';
 import { FIELD_KIND_NAMES, GATING_FIELDS } from '../../../shared/contract/fields.ts';
 import { FIGURE_WORDS } from '../../../shared/figures/definitions.ts';
-import { Problem } from '../../../shared/platform/problems.ts';
 import { readCatalog, readMetrics } from '../../../shared/domain/metricsAndCatalog.ts';
 import { defineOperation } from '../../defineOperation.ts';
 import { tenantOf } from '../../principal.ts';
 import { DatasetIdParams } from './schemas.ts';
+import { noSuchReadableVersion, nothingServable, VersionIdQuery } from './readableVersion.ts';
 
-export const nothingServable = () =>
-  new Problem('not-found', 'Nothing to serve: the dataset does not exist or has no active version. GET the dataset to tell which.');
 
 // Year 0000 is no date PostgreSQL knows (there was no year 0): 0001-01 to 9999-12.
 export const Month = z.string().regex(/^(?!0000)\d{4}-(0[1-9]|1[0-2])$/, 'must be a month YYYY-MM, from 0001-01 to 9999-12');
@@ -95,17 +93,18 @@ export const getMetrics = defineOperation({
   path: '/v1/datasets/:id/metrics',
   surface: 'v1',
   tags: ['Reads'],
-  summary: 'Metrics of the active version',
+  summary: 'Metrics of the active version, or of an earlier one',
   description:
     'Row counts, per-currency totals and the monthly series: month-end MRR, ARR and ARPA, the movements (new business, expansion, contraction, churn, reactivation), customer churn and revenue retention. ' +
-    '`from` and `to` (YYYY-MM) slice the series; a slice shows the same figures as the whole. Every figure is defined in docs/metrics.md, with a worked example.',
+    '`from` and `to` (YYYY-MM) slice the series; a slice shows the same figures as the whole. Every figure is defined in docs/metrics.md, with a worked example. ' +
+    '`versionId` reads an earlier version that was active (superseded now): what was reported then, kept as long as the version record, even once its rows are purged.',
   params: DatasetIdParams,
-  query: z.object({ from: Month.optional(), to: Month.optional() }),
+  query: z.object({ from: Month.optional(), to: Month.optional(), versionId: VersionIdQuery }),
   responses: { 200: { description: 'The metrics.', schema: MetricsSchema, example: metricsExample } },
   problems: ['not-found', 'bad-request'],
   async handle({ res, deps, params, query }) {
-    const doc = await readMetrics(deps.pool, tenantOf(res), params.id, query);
-    if (!doc) throw nothingServable();
+    const doc = await readMetrics(deps.pool, tenantOf(res), params.id, query, query.versionId);
+    if (!doc) throw query.versionId === undefined ? nothingServable() : noSuchReadableVersion(query.versionId);
     res.json(doc);
   },
 });
@@ -116,14 +115,17 @@ export const getCatalog = defineOperation({
   path: '/v1/datasets/:id/catalog',
   surface: 'v1',
   tags: ['Reads'],
-  summary: 'Catalog of the active version',
-  description: 'Per field: type, whether it gates metrics, how many rows have it, distinct values, min and max; and every product.',
+  summary: 'Catalog of the active version, or of an earlier one',
+  description:
+    'Per field: type, whether it gates metrics, how many rows have it, distinct values, min and max; and every product. ' +
+    '`versionId` reads an earlier version that was active (superseded now), kept as long as the version record.',
   params: DatasetIdParams,
+  query: z.object({ versionId: VersionIdQuery }),
   responses: { 200: { description: 'The catalog.', schema: CatalogSchema, example: catalogExample } },
-  problems: ['not-found'],
-  async handle({ res, deps, params }) {
-    const doc = await readCatalog(deps.pool, tenantOf(res), params.id);
-    if (!doc) throw nothingServable();
+  problems: ['not-found', 'bad-request'],
+  async handle({ res, deps, params, query }) {
+    const doc = await readCatalog(deps.pool, tenantOf(res), params.id, query.versionId);
+    if (!doc) throw query.versionId === undefined ? nothingServable() : noSuchReadableVersion(query.versionId);
     res.json(doc);
   },
 });

@@ -38,7 +38,12 @@ export const VersionSchema = z
     completedAt: z.string().nullable().meta({ format: 'date-time' }),
     rowsPurgedAt: z.string().nullable().meta({
       format: 'date-time',
-      description: 'When the rows of this superseded version were purged (VERSION_RETENTION_DAYS after it was superseded); it can no longer be exported.',
+      description: 'When the rows of this superseded version were purged (VERSION_RETENTION_DAYS after it was superseded): it can no longer be exported, nor its customers and changes read; its metrics, catalog and cohorts still can.',
+    }),
+    replacedVersionId: z.string().nullable().meta({
+      description:
+        'The version that was active when this one became active, which it replaced: what GET …/versions/{versionId}/changes compares it with by default. Null for the first version of the dataset, and for a version that never became active.',
+      example: 'ver_1q2w3e4r5t6y7u8i9o0p',
     }),
     columns: z
       .object({

@@ -16,6 +16,7 @@ import { triggerCommand } from './commands/trigger.ts';
 import { metricsCommands } from './commands/metrics.ts';
 import { uploadCommand } from './commands/upload.ts';
 import { versionsCommands } from './commands/versions.ts';
+import { changesCommand } from './commands/changes.ts';
 import { DEFAULT_BASE_URL } from './config.ts';
 import { EXIT, Told, UsageError } from './context.ts';
 
@@ -36,6 +37,7 @@ function program(): Command {
   datasetsCommands(root);
   uploadCommand(root);
   versionsCommands(root);
+  changesCommand(root);
   metricsCommands(root);
   exportCommand(root);
   eventsCommands(root);

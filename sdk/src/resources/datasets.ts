@@ -1,7 +1,7 @@
 // Datasets: create, read, list, delete; and what is computed from the active version.
 import { everyItem } from '../pages.ts';
 import type { Transport } from '../transport.ts';
-import type { Catalog, Cohorts, CohortsParams, CreateDatasetParams, CustomerMonth, CustomersParams, Dataset, DeletedDataset, ListDatasetsParams, Metrics, MetricsParams, Page } from '../types.ts';
+import type { Catalog, CatalogParams, Cohorts, CohortsParams, CreateDatasetParams, CustomerMonth, CustomersParams, Dataset, DeletedDataset, ListDatasetsParams, Metrics, MetricsParams, Page } from '../types.ts';
 import { NotFoundError } from '../errors.ts';
 
 export type MutationOptions = {
@@ -49,16 +49,17 @@ export class Datasets {
   }
 
   /**
-   * The active version's metrics. A NotFoundError both when the dataset does not exist and when it
+   * The active version's metrics, or with `versionId` those of an earlier version that was active
+   * (as they were then). A NotFoundError both when the dataset does not exist and when it
    * has no active version yet: `get(id)` tells them apart (an empty activeVersionId).
    */
   metrics(id: string, params: MetricsParams = {}): Promise<Metrics> {
     return this.transport.json({ method: 'GET', path: `/v1/datasets/${encodeURIComponent(id)}/metrics`, query: params });
   }
 
-  /** The active version's catalog (fields, products). NotFoundError as for metrics. */
-  catalog(id: string): Promise<Catalog> {
-    return this.transport.json({ method: 'GET', path: `/v1/datasets/${encodeURIComponent(id)}/catalog` });
+  /** The active version's catalog (fields, products), or with `versionId` an earlier one's. NotFoundError as for metrics. */
+  catalog(id: string, params: CatalogParams = {}): Promise<Catalog> {
+    return this.transport.json({ method: 'GET', path: `/v1/datasets/${encodeURIComponent(id)}/catalog`, query: params });
   }
 
   /** The active version's cohorts: customers by the month of their new business, with their count and MRR at every later month end. NotFoundError as for metrics. */

@@ -8,7 +8,7 @@ import { DatasetServiceError, errorFromProblem, type ProblemDocument } from '../
 import { everyItem } from '../pages.ts';
 import { pollUntil } from '../polling.ts';
 import type { Transport } from '../transport.ts';
-import type { Page, PageParams, RowError, Upload, Version } from '../types.ts';
+import type { ContractChange, ContractChangesParams, Page, PageParams, RowError, Upload, Version, VersionChanges, VersionChangesParams } from '../types.ts';
 import { filenameOf, requestBody, sendResumable, sizeOf, type UploadProgress, type UploadSource } from '../uploadSources.ts';
 import type { MutationOptions } from './datasets.ts';
 
@@ -127,6 +127,25 @@ export class Versions {
   /** Writes the rejected rows to a file. */
   async downloadRejectedRows(datasetId: string, versionId: string, path: string): Promise<void> {
     await pipeline(await this.rejectedRows(datasetId, versionId), createWriteStream(path));
+  }
+
+  /**
+   * What changed since another version (`since`; by default the one this version replaced): the
+   * contracts added, removed, changed and unchanged, and the restated months. NotFoundError when
+   * the version replaced none and no `since` is given, or once the rows of either were purged.
+   */
+  changes(datasetId: string, versionId: string, params: VersionChangesParams = {}): Promise<VersionChanges> {
+    return this.transport.json({ method: 'GET', path: `${versionPath(datasetId, versionId)}/changes`, query: params });
+  }
+
+  /** One page of the contract changes (`change` keeps one kind), by contractId. */
+  contractChanges(datasetId: string, versionId: string, params: ContractChangesParams = {}): Promise<Page<ContractChange>> {
+    return this.transport.json({ method: 'GET', path: `${versionPath(datasetId, versionId)}/changes/contracts`, query: params });
+  }
+
+  /** Every contract change, page after page. */
+  contractChangesAll(datasetId: string, versionId: string, params: Omit<ContractChangesParams, 'cursor'> = {}): AsyncGenerator<ContractChange, void, undefined> {
+    return everyItem((cursor) => this.contractChanges(datasetId, versionId, { limit: 100, ...params, ...(cursor && { cursor }) }));
   }
 
   /**
