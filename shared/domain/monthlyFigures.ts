@@ -11,7 +11,8 @@ import { formatMonth, parseMonth } from '../figures/calendar.ts';
 import { contractTerm, type ContractTerm, type CustomerMovement } from '../figures/definitions.ts';
 import { customerMonth, CustomerLinesWriter, discardCustomerLines, moveCode, type MonthlyFigures, monthlyFigures, readCustomerLines, unpackChanges } from '../figures/customerChanges.ts';
 import { formatScaled } from '../figures/exact.ts';
-import type { Client, Queryable } from '../platform/db.ts';
+import { type Client, type Pool, type Queryable, withTransaction } from '../platform/db.ts';
+import { basisJson, type ExactStep, type FxBasis, FxBasisBuilder, parseBasis } from '../figures/fxBasis.ts';
 import type { Tenant } from './datasets.ts';
 
 
@@ -53,8 +54,58 @@ export async function storeMonthlyFigures(client: Client, versionId: string, fig
     figures.bounds.map((b) => b.last),
   ]);
   const lines = figures.customers;
-  if (lines.bytes === 0) return discardCustomerLines(lines);
-  await pipeline(readCustomerLines(lines), client.query(copyFrom('COPY version_customers (version_id, currency, customer, first_month, last_month, changes, moves) FROM STDIN')));
+  if (lines.bytes === 0) discardCustomerLines(lines);
+  else await pipeline(readCustomerLines(lines), client.query(copyFrom('COPY version_customers (version_id, currency, customer, first_month, last_month, changes, moves) FROM STDIN')));
+  await storeFxBasis(client, versionId, figures.bounds);
+}
+
+/** Customers' rows read per fetch while the basis for conversion is made. */
+const FX_FETCH = 10_000;
+
+/**
+ * Makes and stores the version's basis for conversion to a reporting currency (fxBasis.ts) from
+ * its stored customers, read once in customer order. Inside a transaction (the build's, or the
+ * first reporting read's for a version built before it existed).
+ */
+export async function storeFxBasis(client: Client, versionId: string, bounds: readonly { currency: string; first: number; last: number }[]): Promise<FxBasis> {
+  const builder = new FxBasisBuilder(bounds);
+  await client.query(
+    `DECLARE fx_customers NO SCROLL CURSOR FOR
+     SELECT customer, currency::text AS currency, first_month, changes FROM version_customers WHERE version_id = $1 ORDER BY customer, currency`,
+    [versionId],
+  );
+  let customer: string | undefined;
+  let steps: Record<string, ExactStep[]> = {};
+  for (;;) {
+    const { rows } = await client.query<{ customer: string; currency: string; first_month: number; changes: Buffer }>(`FETCH ${FX_FETCH} FROM fx_customers`);
+    for (const row of rows) {
+      if (row.customer !== customer) {
+        if (customer !== undefined) builder.addCustomer(customer, steps);
+        customer = row.customer;
+        steps = {};
+      }
+      steps[row.currency] = unpackChanges(row.first_month, row.changes).map((c) => ({ month: c.month, movement: c.movement, n: c.mrr, den: c.den }));
+    }
+    if (rows.length < FX_FETCH) break;
+  }
+  await client.query('CLOSE fx_customers');
+  if (customer !== undefined) builder.addCustomer(customer, steps);
+  const basis = builder.done();
+  await client.query('INSERT INTO version_fx (version_id, basis) VALUES ($1, $2) ON CONFLICT (version_id) DO NOTHING', [versionId, basisJson(basis)]);
+  return basis;
+}
+
+/** The version's basis for conversion; made now (and kept) for a version built before there was one. */
+export async function readFxBasis(pool: Pool, versionId: string): Promise<FxBasis> {
+  const { rows } = await pool.query<{ basis: Parameters<typeof parseBasis>[0] }>('SELECT basis FROM version_fx WHERE version_id = $1', [versionId]);
+  if (rows[0]) return parseBasis(rows[0].basis);
+  return withTransaction(pool, async (client) => {
+    const series = await client.query<{ currency: string; first: number; last: number }>(
+      `SELECT currency::text AS currency, first_month AS first, last_month AS last FROM version_series WHERE version_id = $1 ORDER BY currency COLLATE "C"`,
+      [versionId],
+    );
+    return storeFxBasis(client, versionId, series.rows);
+  });
 }
 
 /**
@@ -107,7 +158,7 @@ export async function computeMonthlyFigures(client: Client, versionId: string): 
 
 /** Deletes a version's monthly figures (a purged version's). */
 export async function deleteMonthlyFigures(db: Queryable, versionId: string): Promise<void> {
-  for (const table of ['version_months', 'version_cohorts', 'version_series', 'version_customers']) await db.query(`DELETE FROM ${table} WHERE version_id = $1`, [versionId]);
+  for (const table of ['version_months', 'version_cohorts', 'version_series', 'version_customers', 'version_fx']) await db.query(`DELETE FROM ${table} WHERE version_id = $1`, [versionId]);
 }
 
 /** The monthly series of a version, sliced to [from, to] (months YYYY-MM, both optional), ordered by month then currency. */

@@ -1,0 +1,245 @@
+// What a version keeps so that its figures convert to one reporting currency at read time
+// (../shared/spec/contract.md, "One reporting currency"; reporting.ts converts). A customer who
+// holds one currency only is converted by multiplying their MRR by a rate > 0, which changes none
+// of their movements' kinds and scales every sum they add to: so their part of every figure is a
+// per-(month, currency) sum, times that month's rate. Those sums are kept here, exact, for the
+// customers of one currency; the customers of several currencies (few) keep their exact changes,
+// and are classified at read time with the rates. Computed from the customers' changes
+// (customerChanges.ts) read in customer order; pure computation, no I/O.
+import { type Movement, MOVEMENTS } from './definitions.ts';
+import { lcm, Q } from './exact.ts';
+
+/** A customer's exact MRR in a currency from each change on: `n ÷ den` cents. */
+export type ExactStep = { month: number; movement: Movement; n: bigint; den: bigint };
+
+/** One month of the one-currency customers of a currency: numerators over the basis' denominator. */
+export type BasisMonth = {
+  active: number;
+  mrr: bigint;
+  moves: Record<Movement, { customers: number; mrr: bigint }>;
+  /** Of those with MRR twelve month ends ago: their MRR now, then, and the smaller of the two. */
+  now: bigint;
+  then: bigint;
+  min: bigint;
+};
+
+/** A currency's series (first, last) and its months from its first to the last month of every currency's series (its retention sums run on). */
+export type CurrencyBasis = { currency: string; first: number; last: number; months: BasisMonth[] };
+
+/** A customer of several currencies: per currency, their MRR (numerator over the basis' denominator) from each change on. */
+export type SeveralCurrencies = { customer: string; steps: Record<string, { month: number; n: bigint }[]> };
+
+export type FxBasis = { denominator: bigint; currencies: CurrencyBasis[]; several: SeveralCurrencies[] };
+
+/** A sum of fractions: one BigInt numerator per denominator. */
+class Sum {
+  private readonly parts = new Map<bigint, bigint>();
+  add(n: bigint, den: bigint): void {
+    if (n !== 0n) this.parts.set(den, (this.parts.get(den) ?? 0n) + n);
+  }
+  denominators(): Iterable<bigint> {
+    return this.parts.keys();
+  }
+  over(d: bigint): bigint {
+    let n = 0n;
+    for (const [den, x] of this.parts) n += x * (d / den);
+    return n;
+  }
+}
+
+type Cell = { active: number; mrr: Sum; moves: Record<Movement, { customers: number; mrr: Sum }>; now: Sum; then: Sum; min: Sum };
+const newCell = (): Cell => ({
+  active: 0,
+  mrr: new Sum(),
+  moves: Object.fromEntries(MOVEMENTS.map((m) => [m, { customers: 0, mrr: new Sum() }])) as Cell['moves'],
+  now: new Sum(),
+  then: new Sum(),
+  min: new Sum(),
+});
+
+/** a − b's sign, of two fractions with positive denominators. */
+const compare = (an: bigint, ad: bigint, bn: bigint, bd: bigint) => {
+  const x = an * bd - bn * ad;
+  return x > 0n ? 1 : x < 0n ? -1 : 0;
+};
+
+/** Collects the basis customer by customer (each customer's currencies together). */
+export class FxBasisBuilder {
+  /** currency → month → differences of the month's sums from the month before (moves: the month's own). */
+  private readonly cells = new Map<string, Map<number, Cell>>();
+  private readonly several: { customer: string; steps: Record<string, ExactStep[]> }[] = [];
+  private readonly dens = new Set<bigint>([Q]);
+  private readonly bounds: Map<string, { first: number; last: number }>;
+  /** The last month of every currency's series. */
+  private readonly last: number;
+
+  /** For a version whose series run as `bounds` say (a customer's MRR in a currency is 0 outside its series). */
+  constructor(bounds: readonly { currency: string; first: number; last: number }[]) {
+    this.bounds = new Map(bounds.map((b) => [b.currency, b]));
+    this.last = Math.max(...bounds.map((b) => b.last));
+  }
+
+  /** A currency's steps within its series: past its last month (at most 600 after its first), the MRR is 0. */
+  private clip(currency: string, steps: ExactStep[]): ExactStep[] {
+    const last = this.bounds.get(currency)?.last ?? -Infinity;
+    if (steps.every((s) => s.month <= last)) return steps;
+    const kept = steps.filter((s) => s.month <= last);
+    const end = kept.at(-1);
+    if (end && end.n > 0n) kept.push({ month: last + 1, movement: 'churn', n: 0n, den: 1n });
+    return kept;
+  }
+
+  private cell(currency: string, month: number): Cell {
+    let byMonth = this.cells.get(currency);
+    if (byMonth === undefined) this.cells.set(currency, (byMonth = new Map()));
+    let cell = byMonth.get(month);
+    if (cell === undefined) byMonth.set(month, (cell = newCell()));
+    return cell;
+  }
+
+  /** One customer's changes in each of their currencies (in month order each). */
+  addCustomer(customer: string, given: Record<string, ExactStep[]>): void {
+    const byCurrency: Record<string, ExactStep[]> = {};
+    for (const [c, steps] of Object.entries(given)) {
+      const kept = this.clip(c, steps);
+      if (kept.length > 0) byCurrency[c] = kept;
+    }
+    const currencies = Object.keys(byCurrency);
+    if (currencies.length === 0) return;
+    for (const steps of Object.values(byCurrency)) for (const s of steps) this.dens.add(s.den);
+    if (currencies.length > 1) {
+      this.several.push({ customer, steps: byCurrency });
+      return;
+    }
+    const currency = currencies[0]!;
+    const steps = byCurrency[currency]!;
+    let p: ExactStep | undefined;
+    for (const s of steps) {
+      const cell = this.cell(currency, s.month);
+      cell.mrr.add(s.n, s.den);
+      if (p) cell.mrr.add(-p.n, p.den);
+      cell.active += (s.n > 0n ? 1 : 0) - (p && p.n > 0n ? 1 : 0);
+      const move = cell.moves[s.movement];
+      move.customers++;
+      if (s.movement === 'churn') move.mrr.add(p!.n, p!.den);
+      else if (s.movement === 'newBusiness' || s.movement === 'reactivation') move.mrr.add(s.n, s.den);
+      else {
+        const sign = s.movement === 'expansion' ? 1n : -1n;
+        move.mrr.add(sign * s.n, s.den);
+        move.mrr.add(-sign * p!.n, p!.den);
+      }
+      p = s;
+    }
+    this.addRetention(currency, steps);
+  }
+
+  /** The retention sums change only at the customer's change months and twelve months after each. */
+  private addRetention(currency: string, steps: ExactStep[]): void {
+    const valueAt = (m: number): ExactStep | undefined => {
+      let v: ExactStep | undefined;
+      for (const s of steps) {
+        if (s.month > m) break;
+        v = s;
+      }
+      return v;
+    };
+    const months = [...new Set(steps.flatMap((s) => [s.month, s.month + 12]))].sort((a, b) => a - b);
+    let last = { now: [0n, 1n], then: [0n, 1n], min: [0n, 1n] } as Record<'now' | 'then' | 'min', [bigint, bigint]>;
+    for (const m of months) {
+      const then = valueAt(m - 12);
+      const now = valueAt(m);
+      const counted = then !== undefined && then.n > 0n;
+      const nowV: [bigint, bigint] = counted && now ? [now.n, now.den] : [0n, 1n];
+      const thenV: [bigint, bigint] = counted ? [then.n, then.den] : [0n, 1n];
+      const minV = compare(nowV[0], nowV[1], thenV[0], thenV[1]) < 0 ? nowV : thenV;
+      const next = { now: nowV, then: thenV, min: minV };
+      const cell = this.cell(currency, m);
+      for (const k of ['now', 'then', 'min'] as const) {
+        cell[k].add(next[k][0], next[k][1]);
+        cell[k].add(-last[k][0], last[k][1]);
+      }
+      last = next;
+    }
+  }
+
+  /** The basis, for each currency from its series' first month to the last of all. */
+  done(): FxBasis {
+    let d = 1n;
+    for (const den of this.dens) d = lcm(d, den);
+    for (const byMonth of this.cells.values()) for (const cell of byMonth.values()) for (const s of sumsOf(cell)) for (const den of s.denominators()) d = lcm(d, den);
+    const last = this.last;
+    const currencies: CurrencyBasis[] = [...this.bounds].map(([currency, { first, last: own }]) => {
+      const byMonth = this.cells.get(currency);
+      const months: BasisMonth[] = [];
+      const running = { active: 0, mrr: 0n, now: 0n, then: 0n, min: 0n };
+      // Differences before the series' first month (there are none: every change is in it) are summed in.
+      const earlier = [...(byMonth?.keys() ?? [])].filter((m) => m < first);
+      for (const m of earlier) addInto(running, byMonth!.get(m)!, d);
+      for (let m = first; m <= last; m++) {
+        const cell = byMonth?.get(m);
+        if (cell) addInto(running, cell, d);
+        months.push({
+          ...running,
+          moves: Object.fromEntries(MOVEMENTS.map((name) => [name, { customers: cell?.moves[name].customers ?? 0, mrr: cell?.moves[name].mrr.over(d) ?? 0n }])) as BasisMonth['moves'],
+        });
+      }
+      return { currency, first, last: own, months };
+    });
+    const several = this.several.map(({ customer, steps }) => ({
+      customer,
+      steps: Object.fromEntries(Object.entries(steps).map(([c, list]) => [c, list.map((s) => ({ month: s.month, n: s.n * (d / s.den) }))])),
+    }));
+    return { denominator: d, currencies, several };
+  }
+}
+
+const sumsOf = (c: Cell): Sum[] => [c.mrr, c.now, c.then, c.min, ...MOVEMENTS.map((m) => c.moves[m].mrr)];
+
+function addInto(running: { active: number; mrr: bigint; now: bigint; then: bigint; min: bigint }, cell: Cell, d: bigint): void {
+  running.active += cell.active;
+  running.mrr += cell.mrr.over(d);
+  running.now += cell.now.over(d);
+  running.then += cell.then.over(d);
+  running.min += cell.min.over(d);
+}
+
+/** The basis as JSON (BigInts as decimal strings; a month as [active, mrr, now, then, min, then each movement's customers and mrr]). */
+export function basisJson(b: FxBasis): string {
+  return JSON.stringify({
+    denominator: b.denominator.toString(),
+    currencies: b.currencies.map((c) => ({
+      currency: c.currency,
+      first: c.first,
+      last: c.last,
+      months: c.months.map((m) => [m.active, `${m.mrr}`, `${m.now}`, `${m.then}`, `${m.min}`, ...MOVEMENTS.flatMap((name) => [m.moves[name].customers, `${m.moves[name].mrr}`])]),
+    })),
+    several: b.several.map((s) => ({ customer: s.customer, steps: Object.fromEntries(Object.entries(s.steps).map(([c, list]) => [c, list.map((x) => [x.month, `${x.n}`])])) })),
+  });
+}
+
+type BasisDoc = {
+  denominator: string;
+  currencies: { currency: string; first: number; last: number; months: (number | string)[][] }[];
+  several: { customer: string; steps: Record<string, [number, string][]> }[];
+};
+
+/** The basis basisJson wrote. */
+export function parseBasis(doc: BasisDoc): FxBasis {
+  return {
+    denominator: BigInt(doc.denominator),
+    currencies: doc.currencies.map((c) => ({
+      currency: c.currency,
+      first: c.first,
+      last: c.last,
+      months: c.months.map((m) => ({
+        active: m[0] as number,
+        mrr: BigInt(m[1]!),
+        now: BigInt(m[2]!),
+        then: BigInt(m[3]!),
+        min: BigInt(m[4]!),
+        moves: Object.fromEntries(MOVEMENTS.map((name, i) => [name, { customers: m[5 + 2 * i] as number, mrr: BigInt(m[6 + 2 * i]!) }])) as BasisMonth['moves'],
+      })),
+    })),
+    several: doc.several.map((s) => ({ customer: s.customer, steps: Object.fromEntries(Object.entries(s.steps).map(([c, list]) => [c, list.map(([month, n]) => ({ month, n: BigInt(n) }))])) })),
+  };
+}
