@@ -311,8 +311,11 @@ function convertInProcess(rows: ReferenceRow[], set: ReferenceRates, reporting: 
     mine[currency] = stored.map((c) => ({ month: c.month, movement: c.movement, n: c.mrr, den: c.den }));
     customers.set(customer, mine);
   }
+  // As a version built before there was a basis keeps it (every customer's changes), and as a build does (its book's cells, less the customers of several currencies).
   const builder = new FxBasisBuilder(book.bounds());
   for (const [customer, steps] of customers) builder.addCustomer(customer, steps);
+  const built = new FxBasisBuilder(book.bounds(), book.exactCells());
+  for (const [customer, steps] of customers) built.addCustomer(customer, steps);
   const table = new Map<string, Map<number, bigint>>();
   for (const [month, currency, rate] of set.rates) {
     const [whole, frac = ''] = rate.split('.');
@@ -320,6 +323,7 @@ function convertInProcess(rows: ReferenceRow[], set: ReferenceRates, reporting: 
     table.get(currency)!.set(Number(month.slice(0, 4)) * 12 + Number(month.slice(5, 7)) - 1, BigInt(whole!) * RATE_SCALE + BigInt(frac.padEnd(10, '0')));
   }
   const out = convert(builder.done(), { base: set.base, rates: table }, reporting);
+  expect(convert(built.done(), { base: set.base, rates: table }, reporting)).to.deep.equal(out);
   return { currency: out.currency, monthly: out.monthly, missingRates: missingRates(out.missing) };
 }
 

@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { StringDecoder } from 'node:string_decoder';
 import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
-import { type CohortFigures, MetricsBook } from '../figures/book.ts';
+import { type CohortFigures, type ExactCells, MetricsBook } from '../figures/book.ts';
 import { formatMonth, parseMonth } from '../figures/calendar.ts';
 import { contractTerm, type ContractTerm, type CustomerMovement } from '../figures/definitions.ts';
 import { customerMonth, CustomerLinesWriter, discardCustomerLines, moveCode, type MonthlyFigures, monthlyFigures, readCustomerLines, unpackChanges } from '../figures/customerChanges.ts';
@@ -56,22 +56,25 @@ export async function storeMonthlyFigures(client: Client, versionId: string, fig
   const lines = figures.customers;
   if (lines.bytes === 0) discardCustomerLines(lines);
   else await pipeline(readCustomerLines(lines), client.query(copyFrom('COPY version_customers (version_id, currency, customer, first_month, last_month, changes, moves) FROM STDIN')));
-  await storeFxBasis(client, versionId, figures.bounds);
+  await storeFxBasis(client, versionId, figures.bounds, figures.cells);
 }
 
 /** Customers' rows read per fetch while the basis for conversion is made. */
 const FX_FETCH = 10_000;
 
 /**
- * Makes and stores the version's basis for conversion to a reporting currency (fxBasis.ts) from
- * its stored customers, read once in customer order. Inside a transaction (the build's, or the
- * first reporting read's for a version built before it existed).
+ * Makes and stores the version's basis for conversion to a reporting currency (fxBasis.ts): from
+ * the book's exact cells and the stored customers of several currencies (a build), or from every
+ * stored customer, read once in customer order (the first reporting read of a version built before
+ * there was a basis). Inside that transaction.
  */
-export async function storeFxBasis(client: Client, versionId: string, bounds: readonly { currency: string; first: number; last: number }[]): Promise<FxBasis> {
-  const builder = new FxBasisBuilder(bounds);
+export async function storeFxBasis(client: Client, versionId: string, bounds: readonly { currency: string; first: number; last: number }[], cells?: ExactCells): Promise<FxBasis> {
+  const builder = new FxBasisBuilder(bounds, cells);
+  const several = `AND customer IN (SELECT customer FROM version_customers WHERE version_id = $1 GROUP BY customer HAVING count(*) > 1)`;
   await client.query(
     `DECLARE fx_customers NO SCROLL CURSOR FOR
-     SELECT customer, currency::text AS currency, first_month, changes FROM version_customers WHERE version_id = $1 ORDER BY customer, currency`,
+     SELECT customer, currency::text AS currency, first_month, changes FROM version_customers
+     WHERE version_id = $1 ${cells ? several : ''} ORDER BY customer, currency`,
     [versionId],
   );
   let customer: string | undefined;

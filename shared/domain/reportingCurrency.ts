@@ -38,7 +38,7 @@ const bases = new Recent<Promise<FxBasis>>(32);
 const answers = new Recent<Reporting>(64);
 
 const noRates = () =>
-  badRequest('There is no set of exchange rates in force.', [
+  badRequest('There is no set of exchange rates in force: upload your month-end rates first (POST /v1/exchange-rates).', [
     { field: 'reportingCurrency', code: 'no_exchange_rates', message: 'Upload your month-end rates first: POST /v1/exchange-rates.' },
   ]);
 

@@ -42,6 +42,16 @@ export type MonthFigures = {
 
 export type CohortFigures = { currency: string; cohort: string; customers: number; mrr: string; months: { month: string; customers: number; mrr: string }[] };
 
+/**
+ * A currency's month cells, exact, for the conversion to a reporting currency (fxBasis.ts): per
+ * month, the differences from the month before of its active customers, MRR and retention sums,
+ * and the month's movements; the retention sums run past the series' last month.
+ */
+export type ExactCells = {
+  currency: string;
+  cells: { month: number; customers: number; mrr: Fraction; retained?: { now: Fraction; then: Fraction; min: Fraction }; moves?: Record<Movement, { customers: number; mrr: Fraction }> }[];
+}[];
+
 /** Where a currency's series runs: from its first month to its last (the month after the last active month end, where its churn shows). */
 export type SeriesBounds = { currency: string; first: number; last: number };
 
@@ -69,6 +79,10 @@ class ByMonth<T> {
 
   *values(): Generator<T> {
     for (const item of this.items) if (item !== undefined) yield item;
+  }
+
+  *entries(): Generator<[number, T]> {
+    for (let i = 0; i < this.items.length; i++) if (this.items[i] !== undefined) yield [this.base + i, this.items[i]!];
   }
 
   getOrMake(month: number, make: () => T): T {
@@ -269,6 +283,20 @@ export class MetricsBook {
         [now, then, least] = [nextNow, nextThen, nextLeast];
       }
     }
+  }
+
+  /** Every currency's cells, exact (see ExactCells). */
+  exactCells(): ExactCells {
+    return this.series().map((cur) => ({
+      currency: cur.currency,
+      cells: [...cur.cells.entries()].map(([month, c]) => ({
+        month,
+        customers: c.customers,
+        mrr: c.mrr.fraction(),
+        ...(c.retained && { retained: { now: c.retained.now.fraction(), then: c.retained.then.fraction(), min: c.retained.min.fraction() } }),
+        ...(c.moves && { moves: Object.fromEntries(MOVEMENTS.map((m) => [m, { customers: c.moves![m].customers, mrr: c.moves![m].mrr.fraction() }])) as Record<Movement, { customers: number; mrr: Fraction }> }),
+      })),
+    }));
   }
 
   /** Each currency's series bounds, ordered by currency. */

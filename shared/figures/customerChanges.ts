@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { type CustomerMovement, type Movement, MOVEMENTS } from './definitions.ts';
-import type { CohortFigures, CustomerChange, MetricsBook, MonthFigures, SeriesBounds } from './book.ts';
+import type { CohortFigures, CustomerChange, ExactCells, MetricsBook, MonthFigures, SeriesBounds } from './book.ts';
 import { Q } from './exact.ts';
 
 /** A stored change: its MRR in whole cents as the read shows it, and exact (`mrr` cents over `den`). */
@@ -138,12 +138,15 @@ export function customerMonth(changes: readonly StoredChange[], month: number): 
 export type CustomerLines = { chunks: string[]; path?: undefined; bytes: number } | { path: string; bytes: number; chunks?: undefined };
 
 
-/** What a build stores of its monthly figures (see MetricsBook), with each customer's changes as COPY lines. */
-export type MonthlyFigures = { monthly: MonthFigures[]; cohorts: CohortFigures[]; bounds: SeriesBounds[]; customers: CustomerLines };
+/**
+ * What a build stores of its monthly figures (see MetricsBook), with each customer's changes as
+ * COPY lines, and the book's exact cells (the start of its basis for conversion, fxBasis.ts).
+ */
+export type MonthlyFigures = { monthly: MonthFigures[]; cohorts: CohortFigures[]; bounds: SeriesBounds[]; customers: CustomerLines; cells: ExactCells };
 
 /** The book's figures once every customer is in, with the customers' lines written. */
 export function monthlyFigures(book: MetricsBook, lines: CustomerLinesWriter): MonthlyFigures {
-  return { monthly: book.monthly(), cohorts: book.cohorts(), bounds: book.bounds(), customers: lines.done() };
+  return { monthly: book.monthly(), cohorts: book.cohorts(), bounds: book.bounds(), customers: lines.done(), cells: book.exactCells() };
 }
 
 // COPY's text format: backslash, and the characters it would read as delimiters.

@@ -4,8 +4,11 @@
 // of their movements' kinds and scales every sum they add to: so their part of every figure is a
 // per-(month, currency) sum, times that month's rate. Those sums are kept here, exact, for the
 // customers of one currency; the customers of several currencies (few) keep their exact changes,
-// and are classified at read time with the rates. Computed from the customers' changes
-// (customerChanges.ts) read in customer order; pure computation, no I/O.
+// and are classified at read time with the rates. A build starts from its book's exact cells (all
+// its customers) and takes out the lines of the customers of several currencies; a version built
+// before keeps its basis from all its customers' changes (customerChanges.ts), read in customer
+// order. Pure computation, no I/O.
+import type { ExactCells } from './book.ts';
 import { type Movement, MOVEMENTS } from './definitions.ts';
 import { lcm, Q } from './exact.ts';
 
@@ -31,18 +34,43 @@ export type SeveralCurrencies = { customer: string; steps: Record<string, { mont
 
 export type FxBasis = { denominator: bigint; currencies: CurrencyBasis[]; several: SeveralCurrencies[] };
 
-/** A sum of fractions: one BigInt numerator per denominator. */
+const SAFE = 2 ** 52;
+const SAFE_BIG = BigInt(SAFE);
+
+/**
+ * A sum of fractions: a numerator over Q (most values; summed as a Number while it stays within
+ * 2^52, carried into a BigInt past that), and one BigInt numerator per other denominator.
+ */
 class Sum {
-  private readonly parts = new Map<bigint, bigint>();
+  private qn = 0;
+  private q = 0n;
+  private parts: Map<number | string, { den: bigint; n: bigint }> | undefined;
   add(n: bigint, den: bigint): void {
-    if (n !== 0n) this.parts.set(den, (this.parts.get(den) ?? 0n) + n);
+    if (den === Q && n < SAFE_BIG && n > -SAFE_BIG) {
+      const x = this.qn + Number(n);
+      if (x > SAFE || x < -SAFE) {
+        this.q += BigInt(x);
+        this.qn = 0;
+      } else this.qn = x;
+      return;
+    }
+    if (n === 0n) return;
+    if (den === Q) {
+      this.q += n;
+      return;
+    }
+    const key = den <= SAFE_BIG ? Number(den) : den.toString();
+    const parts = (this.parts ??= new Map());
+    const part = parts.get(key);
+    if (part) part.n += n;
+    else parts.set(key, { den, n });
   }
-  denominators(): Iterable<bigint> {
-    return this.parts.keys();
+  denominators(): bigint[] {
+    return [...(this.parts?.values() ?? [])].map((p) => p.den);
   }
   over(d: bigint): bigint {
-    let n = 0n;
-    for (const [den, x] of this.parts) n += x * (d / den);
+    let n = (this.q + BigInt(this.qn)) * (d / Q);
+    for (const p of this.parts?.values() ?? []) n += p.n * (d / p.den);
     return n;
   }
 }
@@ -59,7 +87,7 @@ const newCell = (): Cell => ({
 
 /** a − b's sign, of two fractions with positive denominators. */
 const compare = (an: bigint, ad: bigint, bn: bigint, bd: bigint) => {
-  const x = an * bd - bn * ad;
+  const x = ad === bd ? an - bn : an * bd - bn * ad;
   return x > 0n ? 1 : x < 0n ? -1 : 0;
 };
 
@@ -73,10 +101,32 @@ export class FxBasisBuilder {
   /** The last month of every currency's series. */
   private readonly last: number;
 
-  /** For a version whose series run as `bounds` say (a customer's MRR in a currency is 0 outside its series). */
-  constructor(bounds: readonly { currency: string; first: number; last: number }[]) {
+  /** Whether every customer is in already (the book's cells): then only those of several currencies are added, and taken out. */
+  private readonly fromCells: boolean;
+
+  /**
+   * For a version whose series run as `bounds` say (a customer's MRR in a currency is 0 outside
+   * its series). With the book's `cells`, every customer is in: add those of several currencies only.
+   */
+  constructor(bounds: readonly { currency: string; first: number; last: number }[], cells?: ExactCells) {
     this.bounds = new Map(bounds.map((b) => [b.currency, b]));
     this.last = Math.max(...bounds.map((b) => b.last));
+    this.fromCells = cells !== undefined;
+    for (const { currency, cells: list } of cells ?? []) {
+      for (const c of list) {
+        const cell = this.cell(currency, c.month);
+        cell.active += c.customers;
+        cell.mrr.add(c.mrr.n, c.mrr.d);
+        this.dens.add(c.mrr.d);
+        if (c.retained) for (const k of ['now', 'then', 'min'] as const) cell[k].add(c.retained[k].n, c.retained[k].d);
+        if (c.moves) {
+          for (const m of MOVEMENTS) {
+            cell.moves[m].customers += c.moves[m].customers;
+            cell.moves[m].mrr.add(c.moves[m].mrr.n, c.moves[m].mrr.d);
+          }
+        }
+      }
+    }
   }
 
   /** A currency's steps within its series: past its last month (at most 600 after its first), the MRR is 0. */
@@ -109,54 +159,59 @@ export class FxBasisBuilder {
     for (const steps of Object.values(byCurrency)) for (const s of steps) this.dens.add(s.den);
     if (currencies.length > 1) {
       this.several.push({ customer, steps: byCurrency });
+      // Their lines are in the book's cells as if each were a customer of its own: out with them.
+      if (this.fromCells) for (const c of currencies) this.addLine(c, byCurrency[c]!, -1);
       return;
     }
-    const currency = currencies[0]!;
-    const steps = byCurrency[currency]!;
+    if (!this.fromCells) this.addLine(currencies[0]!, byCurrency[currencies[0]!]!, 1);
+  }
+
+  /** A customer's line in one currency, added to the currency's sums (sign 1) or taken out (-1). */
+  private addLine(currency: string, steps: ExactStep[], sign: 1 | -1): void {
+    const k = BigInt(sign);
     let p: ExactStep | undefined;
     for (const s of steps) {
       const cell = this.cell(currency, s.month);
-      cell.mrr.add(s.n, s.den);
-      if (p) cell.mrr.add(-p.n, p.den);
-      cell.active += (s.n > 0n ? 1 : 0) - (p && p.n > 0n ? 1 : 0);
+      cell.mrr.add(k * s.n, s.den);
+      if (p) cell.mrr.add(-k * p.n, p.den);
+      cell.active += sign * ((s.n > 0n ? 1 : 0) - (p && p.n > 0n ? 1 : 0));
       const move = cell.moves[s.movement];
-      move.customers++;
-      if (s.movement === 'churn') move.mrr.add(p!.n, p!.den);
-      else if (s.movement === 'newBusiness' || s.movement === 'reactivation') move.mrr.add(s.n, s.den);
+      move.customers += sign;
+      if (s.movement === 'churn') move.mrr.add(k * p!.n, p!.den);
+      else if (s.movement === 'newBusiness' || s.movement === 'reactivation') move.mrr.add(k * s.n, s.den);
       else {
-        const sign = s.movement === 'expansion' ? 1n : -1n;
-        move.mrr.add(sign * s.n, s.den);
-        move.mrr.add(-sign * p!.n, p!.den);
+        const direction = s.movement === 'expansion' ? k : -k;
+        move.mrr.add(direction * s.n, s.den);
+        move.mrr.add(-direction * p!.n, p!.den);
       }
       p = s;
     }
-    this.addRetention(currency, steps);
+    this.addRetention(currency, steps, k);
   }
 
   /** The retention sums change only at the customer's change months and twelve months after each. */
-  private addRetention(currency: string, steps: ExactStep[]): void {
-    const valueAt = (m: number): ExactStep | undefined => {
-      let v: ExactStep | undefined;
-      for (const s of steps) {
-        if (s.month > m) break;
-        v = s;
-      }
-      return v;
-    };
-    const months = [...new Set(steps.flatMap((s) => [s.month, s.month + 12]))].sort((a, b) => a - b);
-    let last = { now: [0n, 1n], then: [0n, 1n], min: [0n, 1n] } as Record<'now' | 'then' | 'min', [bigint, bigint]>;
-    for (const m of months) {
-      const then = valueAt(m - 12);
-      const now = valueAt(m);
+  private addRetention(currency: string, steps: ExactStep[], sign: bigint): void {
+    const ZERO: [bigint, bigint] = [0n, 1n];
+    let last = { now: ZERO, then: ZERO, min: ZERO };
+    let i = 0; // the next step
+    let j = 0; // the next step twelve months on
+    let now: ExactStep | undefined;
+    let then: ExactStep | undefined;
+    while (i < steps.length || j < steps.length) {
+      const m = Math.min(i < steps.length ? steps[i]!.month : Infinity, j < steps.length ? steps[j]!.month + 12 : Infinity);
+      while (i < steps.length && steps[i]!.month <= m) now = steps[i++];
+      while (j < steps.length && steps[j]!.month + 12 <= m) then = steps[j++];
       const counted = then !== undefined && then.n > 0n;
-      const nowV: [bigint, bigint] = counted && now ? [now.n, now.den] : [0n, 1n];
-      const thenV: [bigint, bigint] = counted ? [then.n, then.den] : [0n, 1n];
+      const nowV: [bigint, bigint] = counted && now ? [now.n, now.den] : ZERO;
+      const thenV: [bigint, bigint] = counted ? [then!.n, then!.den] : ZERO;
       const minV = compare(nowV[0], nowV[1], thenV[0], thenV[1]) < 0 ? nowV : thenV;
       const next = { now: nowV, then: thenV, min: minV };
+      if (next.now === last.now && next.then === last.then && next.min === last.min) continue;
       const cell = this.cell(currency, m);
       for (const k of ['now', 'then', 'min'] as const) {
-        cell[k].add(next[k][0], next[k][1]);
-        cell[k].add(-last[k][0], last[k][1]);
+        if (next[k] === last[k]) continue;
+        cell[k].add(sign * next[k][0], next[k][1]);
+        cell[k].add(-sign * last[k][0], last[k][1]);
       }
       last = next;
     }

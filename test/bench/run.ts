@@ -1,7 +1,8 @@
 // `npm run bench -- <scenario> [options]`: benchmarks that print a table against a baseline
 // measured in the same run. Scenarios: api, ingest [--rows N] [--large], export, errors [--rows N],
 // soak [--seconds N], upload [--mb N] [--rounds N] [--s3], figures [--rows N],
-// events [--events N], retention [--rows N], fairness [--rows N] [--files F] [--samples S].
+// events [--events N], retention [--rows N], fairness [--rows N] [--files F] [--samples S],
+// fx [--rows N] [--other-every N].
 import { startTestDatabaseServer, stopTestDatabaseServer } from '../setup/database.ts';
 import { benchApi } from './api.ts';
 import { benchErrors } from './errors.ts';
@@ -13,6 +14,7 @@ import { benchEvents } from './events.ts';
 import { benchRetention } from './retention.ts';
 import { benchFigures } from './figures.ts';
 import { benchFairness } from './fairness.ts';
+import { benchFx } from './fx.ts';
 
 const scenarios: Record<string, () => Promise<void>> = {
   api: benchApi,
@@ -25,6 +27,7 @@ const scenarios: Record<string, () => Promise<void>> = {
   retention: () => benchRetention(process.argv.slice(3)),
   figures: () => benchFigures(process.argv.slice(3)),
   fairness: () => benchFairness(process.argv.slice(3)),
+  fx: () => benchFx(process.argv.slice(3)),
 };
 const name = process.argv[2] ?? 'api';
 const scenario = scenarios[name];

@@ -89,7 +89,7 @@ export const ReportingSchema = z
       .array(z.object({ month: z.string(), currency: z.string() }))
       .meta({ description: 'Each rate the shown months need that the set lacks, once, ordered by month then currency.' }),
   })
-  .meta({ id: 'Reporting', description: FIGURE_WORDS.reporting });
+  .meta({ id: 'Reporting', description: `With ?reportingCurrency= only: the whole business in that currency. ${FIGURE_WORDS.reporting}` });
 
 export const MetricsSchema = z
   .object({
@@ -107,7 +107,7 @@ export const MetricsSchema = z
         'Per currency, every month from the first whose end finds a contract active to the month after the last such month (where its churn shows), at most 600; ordered by month then currency. ' +
         'Money is a decimal string with two decimals, ratios with four, each rounded half away from zero on its own from exact values.',
     }),
-    reporting: ReportingSchema.optional().meta({ description: 'With ?reportingCurrency= only: the whole business in that currency.' }),
+    reporting: ReportingSchema.optional(),
   })
   .meta({ id: 'Metrics' });
 
