@@ -29,10 +29,25 @@ export type BasisMonth = {
 /** A currency's series (first, last) and its months from its first to the last month of every currency's series (its retention sums run on). */
 export type CurrencyBasis = { currency: string; first: number; last: number; months: BasisMonth[] };
 
-/** A customer of several currencies: per currency, their MRR (numerator over the basis' denominator) from each change on. */
-export type SeveralCurrencies = { customer: string; steps: Record<string, { month: number; n: bigint }[]> };
+/** Values in several currencies: currency → numerator over the basis' denominator. */
+export type Vector = Record<string, bigint>;
 
-export type FxBasis = { denominator: bigint; currencies: CurrencyBasis[]; several: SeveralCurrencies[] };
+/**
+ * What the customers of several currencies add beyond the currencies' sums (which hold their
+ * money wherever it does not depend on the rates): per month (from `first`), how many have MRR
+ * and how many had each movement whose kind no rate can change; the changes whose kind the rates
+ * decide (one currency up, another down: `delta`, each currency's change); and the retention's
+ * months whose min(now, then) the rates decide (neither vector above the other).
+ */
+export type SeveralCurrencies = {
+  first: number;
+  active: number[];
+  moves: Record<Movement, number[]>;
+  mixedChanges: { month: number; delta: Vector }[];
+  mixedRetention: { month: number; now: Vector; then: Vector }[];
+};
+
+export type FxBasis = { denominator: bigint; currencies: CurrencyBasis[]; several: SeveralCurrencies };
 
 const SAFE = 2 ** 52;
 const SAFE_BIG = BigInt(SAFE);
@@ -95,7 +110,11 @@ const compare = (an: bigint, ad: bigint, bn: bigint, bd: bigint) => {
 export class FxBasisBuilder {
   /** currency → month → differences of the month's sums from the month before (moves: the month's own). */
   private readonly cells = new Map<string, Map<number, Cell>>();
-  private readonly several: { customer: string; steps: Record<string, ExactStep[]> }[] = [];
+  /** The customers of several currencies' counts by month, and the changes and months the rates decide (values over `den`). */
+  private readonly severalActive = new Map<number, number>();
+  private readonly severalMoves = new Map<number, Record<Movement, number>>();
+  private readonly mixedChanges: { month: number; delta: Map<string, bigint>; den: bigint }[] = [];
+  private readonly mixedRetention: { month: number; now: Map<string, bigint>; then: Map<string, bigint>; den: bigint }[] = [];
   private readonly dens = new Set<bigint>([Q]);
   private readonly bounds: Map<string, { first: number; last: number }>;
   /** The last month of every currency's series. */
@@ -158,12 +177,80 @@ export class FxBasisBuilder {
     if (currencies.length === 0) return;
     for (const steps of Object.values(byCurrency)) for (const s of steps) this.dens.add(s.den);
     if (currencies.length > 1) {
-      this.several.push({ customer, steps: byCurrency });
       // Their lines are in the book's cells as if each were a customer of its own: out with them.
       if (this.fromCells) for (const c of currencies) this.addLine(c, byCurrency[c]!, -1);
+      this.addSeveral(byCurrency);
       return;
     }
     if (!this.fromCells) this.addLine(currencies[0]!, byCurrency[currencies[0]!]!, 1);
+  }
+
+  /**
+   * A customer of several currencies, month by month (their values as numerators over the lcm of
+   * theirs): the money whose place no rate changes goes into the currencies' sums, the counts into
+   * the months', and what the rates decide is kept apart.
+   */
+  private addSeveral(byCurrency: Record<string, ExactStep[]>): void {
+    const currencies = Object.keys(byCurrency);
+    let den = 1n;
+    for (const steps of Object.values(byCurrency)) for (const s of steps) den = lcm(den, s.den);
+    const from = Math.min(...currencies.map((c) => byCurrency[c]![0]!.month));
+    const to = Math.min(this.last, Math.max(...currencies.map((c) => byCurrency[c]!.at(-1)!.month)) + 12);
+    const at = currencies.map(() => 0);
+    const value = currencies.map(() => 0n);
+    const history: bigint[][] = []; // values at each month from `from`
+    const zero = currencies.map(() => 0n);
+    let had = false; // MRR at an earlier month end
+    let lastRetention = { now: zero, then: zero, min: zero };
+    const vector = (v: bigint[]) => new Map(currencies.map((c, i) => [c, v[i]!]));
+    for (let m = from; m <= to; m++) {
+      currencies.forEach((c, i) => {
+        const steps = byCurrency[c]!;
+        while (at[i]! < steps.length && steps[at[i]!]!.month <= m) {
+          const step = steps[at[i]!++]!;
+          value[i] = step.n * (den / step.den);
+        }
+      });
+      const q = [...value];
+      const p = history[m - from - 1] ?? zero;
+      const then = history[m - from - 12] ?? zero;
+      history.push(q);
+      const qActive = q.some((x) => x > 0n);
+      const pActive = p.some((x) => x > 0n);
+      if (qActive !== pActive) this.severalActive.set(m, (this.severalActive.get(m) ?? 0) + (qActive ? 1 : -1));
+      if (q.some((x, i) => x !== p[i])) {
+        currencies.forEach((c, i) => this.cell(c, m).mrr.add(q[i]! - p[i]!, den));
+        const delta = q.map((x, i) => x - p[i]!);
+        const move: Movement | undefined = !pActive ? (had ? 'reactivation' : 'newBusiness') : !qActive ? 'churn' : delta.every((x) => x >= 0n) ? 'expansion' : delta.every((x) => x <= 0n) ? 'contraction' : undefined;
+        if (move === undefined) this.mixedChanges.push({ month: m, delta: vector(delta), den });
+        else {
+          const counts = this.severalMoves.get(m) ?? (Object.fromEntries(MOVEMENTS.map((k) => [k, 0])) as Record<Movement, number>);
+          this.severalMoves.set(m, counts);
+          counts[move]++;
+          const amount = move === 'churn' ? p : move === 'contraction' ? delta.map((x) => -x) : move === 'expansion' ? delta : q;
+          currencies.forEach((c, i) => this.cell(c, m).moves[move].mrr.add(amount[i]!, den));
+        }
+      }
+      if (pActive) had = true;
+      // Retention: counted when they had MRR twelve month ends ago, in any currency.
+      const counted = then.some((x) => x > 0n);
+      const nowV = counted ? q : zero;
+      const thenV = counted ? then : zero;
+      const above = nowV.every((x, i) => x >= thenV[i]!);
+      const below = nowV.every((x, i) => x <= thenV[i]!);
+      const minV = above ? thenV : below ? nowV : zero;
+      if (counted && !above && !below) this.mixedRetention.push({ month: m, now: vector(nowV), then: vector(thenV), den });
+      const next = { now: nowV, then: thenV, min: minV };
+      for (const k of ['now', 'then', 'min'] as const) {
+        if (next[k] === lastRetention[k]) continue;
+        currencies.forEach((c, i) => {
+          const diff = next[k][i]! - lastRetention[k][i]!;
+          if (diff !== 0n) this.cell(c, m)[k].add(diff, den);
+        });
+      }
+      lastRetention = next;
+    }
+    this.dens.add(den);
   }
 
   /** A customer's line in one currency, added to the currency's sums (sign 1) or taken out (-1). */
@@ -240,10 +327,20 @@ export class FxBasisBuilder {
       }
       return { currency, first, last: own, months };
     });
-    const several = this.several.map(({ customer, steps }) => ({
-      customer,
-      steps: Object.fromEntries(Object.entries(steps).map(([c, list]) => [c, list.map((s) => ({ month: s.month, n: s.n * (d / s.den) }))])),
-    }));
+    const first = Math.min(...[...this.bounds.values()].map((b) => b.first));
+    const span = Math.max(0, last - first + 1);
+    const active: number[] = [];
+    let running = 0;
+    for (let m = first; m <= last; m++) active.push((running += this.severalActive.get(m) ?? 0));
+    const moves = Object.fromEntries(MOVEMENTS.map((k) => [k, Array.from({ length: span }, (_, i) => this.severalMoves.get(first + i)?.[k] ?? 0)])) as Record<Movement, number[]>;
+    const over = (v: Map<string, bigint>, den: bigint): Vector => Object.fromEntries([...v].map(([c, x]) => [c, x * (d / den)]));
+    const several: SeveralCurrencies = {
+      first,
+      active,
+      moves,
+      mixedChanges: this.mixedChanges.filter((x) => x.month <= last).map((x) => ({ month: x.month, delta: over(x.delta, x.den) })),
+      mixedRetention: this.mixedRetention.filter((x) => x.month <= last).map((x) => ({ month: x.month, now: over(x.now, x.den), then: over(x.then, x.den) })),
+    };
     return { denominator: d, currencies, several };
   }
 }
@@ -268,15 +365,30 @@ export function basisJson(b: FxBasis): string {
       last: c.last,
       months: c.months.map((m) => [m.active, `${m.mrr}`, `${m.now}`, `${m.then}`, `${m.min}`, ...MOVEMENTS.flatMap((name) => [m.moves[name].customers, `${m.moves[name].mrr}`])]),
     })),
-    several: b.several.map((s) => ({ customer: s.customer, steps: Object.fromEntries(Object.entries(s.steps).map(([c, list]) => [c, list.map((x) => [x.month, `${x.n}`])])) })),
+    several: {
+      first: b.several.first,
+      active: b.several.active,
+      moves: b.several.moves,
+      mixedChanges: b.several.mixedChanges.map((x) => [x.month, vectorJson(x.delta)]),
+      mixedRetention: b.several.mixedRetention.map((x) => [x.month, vectorJson(x.now), vectorJson(x.then)]),
+    },
   });
 }
 
 type BasisDoc = {
   denominator: string;
   currencies: { currency: string; first: number; last: number; months: (number | string)[][] }[];
-  several: { customer: string; steps: Record<string, [number, string][]> }[];
+  several: {
+    first: number;
+    active: number[];
+    moves: Record<Movement, number[]>;
+    mixedChanges: [number, Record<string, string>][];
+    mixedRetention: [number, Record<string, string>, Record<string, string>][];
+  };
 };
+
+const vectorJson = (v: Vector) => Object.fromEntries(Object.entries(v).map(([c, x]) => [c, `${x}`]));
+const vectorOf = (v: Record<string, string>): Vector => Object.fromEntries(Object.entries(v).map(([c, x]) => [c, BigInt(x)]));
 
 /** The basis basisJson wrote. */
 export function parseBasis(doc: BasisDoc): FxBasis {
@@ -295,6 +407,12 @@ export function parseBasis(doc: BasisDoc): FxBasis {
         moves: Object.fromEntries(MOVEMENTS.map((name, i) => [name, { customers: m[5 + 2 * i] as number, mrr: BigInt(m[6 + 2 * i]!) }])) as BasisMonth['moves'],
       })),
     })),
-    several: doc.several.map((s) => ({ customer: s.customer, steps: Object.fromEntries(Object.entries(s.steps).map(([c, list]) => [c, list.map(([month, n]) => ({ month, n: BigInt(n) }))])) })),
+    several: {
+      first: doc.several.first,
+      active: doc.several.active,
+      moves: doc.several.moves,
+      mixedChanges: doc.several.mixedChanges.map(([month, delta]) => ({ month, delta: vectorOf(delta) })),
+      mixedRetention: doc.several.mixedRetention.map(([month, now, then]) => ({ month, now: vectorOf(now), then: vectorOf(then) })),
+    },
   };
 }

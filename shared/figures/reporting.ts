@@ -7,7 +7,7 @@
 // is what last month's MRR gains from M − 1's rates to M's.
 import { formatMonth } from './calendar.ts';
 import { type Movement, MOVEMENTS } from './definitions.ts';
-import type { FxBasis } from './fxBasis.ts';
+import type { CurrencyBasis, FxBasis, Vector } from './fxBasis.ts';
 import { type Fraction, money, ratio } from './exact.ts';
 
 /** A set's rates: currency → month → the rate in 10^-10 units of the base. */
@@ -40,47 +40,16 @@ const nullMonth = (month: number): ReportingMonth => ({
   rates: { customerChurn: null, grossMrrChurn: null, netRevenueRetention: null, grossRevenueRetention: null },
 });
 
-/** A customer of several currencies as dense arrays: per currency, their MRR numerator at each month of the series (from `first`). */
-type Dense = { values: Map<string, bigint[]>; firstPositive: number };
-
 export function convert(basis: FxBasis, table: RateTable, reporting: string): Reporting {
-  const bounds = new Map(basis.currencies.map((c) => [c.currency, c]));
+  if (basis.currencies.length === 0) return { currency: reporting, monthly: [], missing: [] };
   const first = Math.min(...basis.currencies.map((c) => c.first));
   const last = Math.max(...basis.currencies.map((c) => c.first + c.months.length - 1));
-  if (basis.currencies.length === 0) return { currency: reporting, monthly: [], missing: [] };
-  const span = last - first + 1;
+  const several = basis.several;
+  const mixedChanges = groupByMonth(several.mixedChanges);
+  const mixedRetention = groupByMonth(several.mixedRetention);
 
-  // Each customer of several currencies, month by month; a currency's value is 0 outside its series.
-  const several: Dense[] = basis.several.map((s) => {
-    const values = new Map<string, bigint[]>();
-    let firstPositive = Infinity;
-    for (const [currency, steps] of Object.entries(s.steps)) {
-      const b = bounds.get(currency);
-      const row = new Array<bigint>(span).fill(0n);
-      if (b) {
-        let at = 0;
-        let v = 0n;
-        for (let m = b.first; m <= b.last; m++) {
-          while (at < steps.length && steps[at]!.month <= m) v = steps[at++]!.n;
-          row[m - first] = v;
-          if (v > 0n && m < firstPositive) firstPositive = m;
-        }
-      }
-      values.set(currency, row);
-    }
-    return { values, firstPositive };
-  });
-
-  // Whether a currency has MRR at a month end (any customer).
-  const hasMrr = (currency: string, m: number): boolean => {
-    const b = bounds.get(currency)!;
-    if (m >= b.first && b.months[m - b.first]!.mrr > 0n) return true;
-    return several.some((s) => (s.values.get(currency)?.[m - first] ?? 0n) > 0n);
-  };
-  const currencies = [...bounds.keys()];
-  const positive = new Map(currencies.map((c) => [c, Array.from({ length: span }, (_, i) => hasMrr(c, first + i))]));
-  const held = (c: string, m: number) => m >= first && m <= last && positive.get(c)![m - first]!;
-
+  // Whether a currency has MRR at a month end (any customer: its sum holds every customer's MRR).
+  const held = (c: CurrencyBasis, m: number) => m >= c.first && m <= last && c.months[m - c.first]!.mrr > 0n;
   const rateOf = (c: string, m: number): bigint | undefined => (c === table.base ? RATE_SCALE : table.rates.get(c)?.get(m));
   /** The rates a month's conversions need that the set lacks, or, when none is missing, each currency's A and the reporting currency's. */
   const ratesAt = (m: number, involved: string[]): { missing: string[] } | { a: Map<string, bigint>; aR: bigint } => {
@@ -92,41 +61,43 @@ export function convert(basis: FxBasis, table: RateTable, reporting: string): Re
     const a = new Map(involved.map((c) => [c, c === reporting ? aR : rateOf(c, m)!]));
     return { a, aR };
   };
+  const activeAt = (m: number) => {
+    let n = m >= several.first && m - several.first < several.active.length ? several.active[m - several.first]! : 0;
+    for (const c of basis.currencies) if (m >= c.first && m <= last) n += c.months[m - c.first]!.active;
+    return n;
+  };
 
   const monthly: ReportingMonth[] = [];
   const missing: MissingRate[][] = [];
   const D = basis.denominator;
-  let lastActive = 0;
   for (let m = first; m <= last; m++) {
-    const now = ratesAt(m, currencies.filter((c) => held(c, m) || held(c, m - 1) || held(c, m - 12)));
-    const before = ratesAt(m - 1, currencies.filter((c) => held(c, m - 1)));
+    const now = ratesAt(m, basis.currencies.filter((c) => held(c, m) || held(c, m - 1) || held(c, m - 12)).map((c) => c.currency));
+    const before = ratesAt(m - 1, basis.currencies.filter((c) => held(c, m - 1)).map((c) => c.currency));
     if ('missing' in now || 'missing' in before) {
       missing.push([
         ...('missing' in before ? before.missing.map((c) => ({ month: formatMonth(m - 1), currency: c })) : []),
         ...('missing' in now ? now.missing.map((c) => ({ month: formatMonth(m), currency: c })) : []),
       ]);
       monthly.push(nullMonth(m));
-      lastActive = activeAt(basis, several, m, first);
       continue;
     }
     const A = (c: string) => now.a.get(c) ?? 0n; // a currency with no MRR at M, M − 1 or M − 12 adds 0
     const Aprev = (c: string) => before.a.get(c) ?? 0n;
+    const atRates = (v: Vector) => Object.entries(v).reduce((sum, [c, x]) => sum + x * A(c), 0n);
     let mrr = 0n;
     let prevAtNow = 0n; // last month's MRR at this month's rates
     let prevAtPrev = 0n; // last month's MRR at its own rates
-    let active = 0;
     let keptNow = 0n;
     let keptThen = 0n;
     let keptMin = 0n;
-    const moves = Object.fromEntries(MOVEMENTS.map((name) => [name, { customers: 0, mrr: 0n }])) as Record<Movement, { customers: number; mrr: bigint }>;
+    const i = m - several.first;
+    const moves = Object.fromEntries(MOVEMENTS.map((name) => [name, { customers: several.moves[name][i] ?? 0, mrr: 0n }])) as Record<Movement, { customers: number; mrr: bigint }>;
     for (const c of basis.currencies) {
-      const at = (k: number) => (k >= c.first ? c.months[k - c.first] : undefined);
-      const here = at(m);
-      const prev = at(m - 1);
+      const here = m >= c.first ? c.months[m - c.first] : undefined;
+      const prev = m - 1 >= c.first ? c.months[m - 1 - c.first] : undefined;
       const a = A(c.currency);
       if (here) {
         mrr += here.mrr * a;
-        active += here.active;
         keptNow += here.now * a;
         keptThen += here.then * a;
         keptMin += here.min * a;
@@ -140,36 +111,24 @@ export function convert(basis: FxBasis, table: RateTable, reporting: string): Re
         prevAtPrev += prev.mrr * Aprev(c.currency);
       }
     }
-    const i = m - first;
-    for (const s of several) {
-      let p = 0n;
-      let q = 0n;
-      let pOwn = 0n;
-      let then = 0n;
-      for (const [c, row] of s.values) {
-        const a = A(c);
-        const vp = i > 0 ? row[i - 1]! : 0n;
-        q += row[i]! * a;
-        p += vp * a;
-        pOwn += vp * Aprev(c);
-        if (i >= 12) then += row[i - 12]! * a;
-      }
-      mrr += q;
-      prevAtNow += p;
-      prevAtPrev += pOwn;
-      if (q > 0n) active++;
-      if (then > 0n) {
-        keptNow += q;
-        keptThen += then;
-        keptMin += q < then ? q : then;
-      }
-      const move: Movement | undefined =
-        p === 0n && q > 0n ? (s.firstPositive < m ? 'reactivation' : 'newBusiness') : p > 0n && q === 0n ? 'churn' : p > 0n && q > p ? 'expansion' : p > 0n && q < p && q > 0n ? 'contraction' : undefined;
-      if (move) {
-        moves[move].customers++;
-        moves[move].mrr += move === 'churn' ? p : move === 'expansion' ? q - p : move === 'contraction' ? p - q : q;
+    // What the rates decide: a change up in one currency and down in another, and min(now, then).
+    for (const { delta } of mixedChanges.get(m) ?? []) {
+      const change = atRates(delta);
+      if (change > 0n) {
+        moves.expansion.customers++;
+        moves.expansion.mrr += change;
+      } else if (change < 0n) {
+        moves.contraction.customers++;
+        moves.contraction.mrr -= change;
       }
     }
+    for (const x of mixedRetention.get(m) ?? []) {
+      const q = atRates(x.now);
+      const then = atRates(x.then);
+      keptMin += q < then ? q : then;
+    }
+    const active = activeAt(m);
+    const lastActive = activeAt(m - 1);
     const d = D * now.aR;
     const f = (n: bigint): Fraction => ({ n, d });
     const net = moves.newBusiness.mrr + moves.expansion.mrr + moves.reactivation.mrr - moves.contraction.mrr - moves.churn.mrr;
@@ -194,9 +153,18 @@ export function convert(basis: FxBasis, table: RateTable, reporting: string): Re
       },
     });
     missing.push([]);
-    lastActive = active;
   }
   return { currency: reporting, monthly, missing };
+}
+
+function groupByMonth<T extends { month: number }>(list: readonly T[]): Map<number, T[]> {
+  const out = new Map<number, T[]>();
+  for (const x of list) {
+    let at = out.get(x.month);
+    if (at === undefined) out.set(x.month, (at = []));
+    at.push(x);
+  }
+  return out;
 }
 
 /** The absent rates of some months, each once, ordered by month then currency. */
@@ -204,12 +172,4 @@ export function missingRates(lists: readonly MissingRate[][]): MissingRate[] {
   const all = new Map<string, MissingRate>();
   for (const list of lists) for (const x of list) all.set(`${x.month}:${x.currency}`, x);
   return [...all.values()].sort((a, b) => (a.month < b.month ? -1 : a.month > b.month ? 1 : a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0));
-}
-
-/** Customers with MRR at a month end, across their currencies (the next month's customer churn counts from it). */
-function activeAt(basis: FxBasis, several: Dense[], m: number, first: number): number {
-  let active = 0;
-  for (const c of basis.currencies) if (m >= c.first) active += c.months[m - c.first]!.active;
-  for (const s of several) if ([...s.values.values()].some((row) => row[m - first]! > 0n)) active++;
-  return active;
 }
