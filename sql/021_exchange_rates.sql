@@ -19,10 +19,10 @@ CREATE TABLE exchange_rates (
 );
 CREATE INDEX exchange_rates_newest ON exchange_rates (account_id, mode, seq DESC);
 
--- A version's figures for conversion (shared/figures/fxBasis.ts): per currency and month, the
--- exact sums of the customers who hold that currency alone, and the exact changes of the
--- customers who hold several. Written by the build; made at the first read for versions built
--- before this table.
+-- A version's figures for conversion (shared/figures/fxBasis.ts): per currency and month, exact
+-- sums of what no rate can reclassify, and the few changes of customers of several currencies
+-- that the rates decide. Written by the build; made at the first read for versions built before
+-- this table.
 CREATE TABLE version_fx (
   version_id  text PRIMARY KEY REFERENCES versions (id) ON DELETE CASCADE,
   basis       jsonb NOT NULL

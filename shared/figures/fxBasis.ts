@@ -2,12 +2,15 @@
 // (../shared/spec/contract.md, "One reporting currency"; reporting.ts converts). A customer who
 // holds one currency only is converted by multiplying their MRR by a rate > 0, which changes none
 // of their movements' kinds and scales every sum they add to: so their part of every figure is a
-// per-(month, currency) sum, times that month's rate. Those sums are kept here, exact, for the
-// customers of one currency; the customers of several currencies (few) keep their exact changes,
-// and are classified at read time with the rates. A build starts from its book's exact cells (all
-// its customers) and takes out the lines of the customers of several currencies; a version built
-// before keeps its basis from all its customers' changes (customerChanges.ts), read in customer
-// order. Pure computation, no I/O.
+// per-(month, currency) sum, times that month's rate. A customer of several currencies is the same
+// wherever no rate can change the outcome (their MRR; a new business or churn; a change up, or
+// down, in every currency; min(now, then) when one vector is above the other): that money goes
+// into the same sums, their counts into the months'. Only what the rates decide is kept apart: a
+// change up in one currency and down in another, and a retention month with neither vector above
+// the other. A build starts from its book's exact cells (every customer as one per currency) and
+// takes out the lines of the customers of several currencies; a version built before keeps its
+// basis from all its customers' changes (customerChanges.ts), read in customer order. Pure
+// computation, no I/O.
 import type { ExactCells } from './book.ts';
 import { type Movement, MOVEMENTS } from './definitions.ts';
 import { lcm, Q } from './exact.ts';
