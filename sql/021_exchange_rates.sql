@@ -19,11 +19,13 @@ CREATE TABLE exchange_rates (
 );
 CREATE INDEX exchange_rates_newest ON exchange_rates (account_id, mode, seq DESC);
 
--- A version's figures for conversion (shared/figures/fxBasis.ts): per currency and month, exact
--- sums of what no rate can reclassify, and the few changes of customers of several currencies
--- that the rates decide. Written by the build; made at the first read for versions built before
--- this table.
+-- A version's figures for conversion (shared/figures/fxBasis.ts). `cells`: its book's exact
+-- cells, kept by the build (cheap). `basis`: per currency and month, exact sums of what no rate
+-- can reclassify, and the few changes of customers of several currencies that the rates decide;
+-- made at the version's first reporting read (from `cells` and the customers of several
+-- currencies, or from every customer for a version built before this table) and kept.
 CREATE TABLE version_fx (
   version_id  text PRIMARY KEY REFERENCES versions (id) ON DELETE CASCADE,
-  basis       jsonb NOT NULL
+  cells       jsonb,
+  basis       jsonb
 );

@@ -12,7 +12,7 @@ import { contractTerm, type ContractTerm, type CustomerMovement } from '../figur
 import { customerMonth, CustomerLinesWriter, discardCustomerLines, moveCode, type MonthlyFigures, monthlyFigures, readCustomerLines, unpackChanges } from '../figures/customerChanges.ts';
 import { formatScaled } from '../figures/exact.ts';
 import { type Client, type Pool, type Queryable, withTransaction } from '../platform/db.ts';
-import { basisJson, type ExactStep, type FxBasis, FxBasisBuilder, parseBasis } from '../figures/fxBasis.ts';
+import { basisJson, cellsJson, type ExactStep, type FxBasis, FxBasisBuilder, parseBasis, parseCells } from '../figures/fxBasis.ts';
 import type { Tenant } from './datasets.ts';
 
 
@@ -56,7 +56,9 @@ export async function storeMonthlyFigures(client: Client, versionId: string, fig
   const lines = figures.customers;
   if (lines.bytes === 0) discardCustomerLines(lines);
   else await pipeline(readCustomerLines(lines), client.query(copyFrom('COPY version_customers (version_id, currency, customer, first_month, last_month, changes, moves) FROM STDIN')));
-  await storeFxBasis(client, versionId, figures.bounds, figures.cells);
+  // The basis for conversion is made at the first reporting read, from these cells: a build with
+  // many customers of several currencies would spend long on it, and most versions are never converted.
+  await client.query('INSERT INTO version_fx (version_id, cells) VALUES ($1, $2)', [versionId, cellsJson(figures.cells)]);
 }
 
 /** Customers' rows read per fetch while the basis for conversion is made. */
@@ -64,9 +66,9 @@ const FX_FETCH = 10_000;
 
 /**
  * Makes and stores the version's basis for conversion to a reporting currency (fxBasis.ts): from
- * the book's exact cells and the stored customers of several currencies (a build), or from every
- * stored customer, read once in customer order (the first reporting read of a version built before
- * there was a basis). Inside that transaction.
+ * the book's exact cells its build kept and the stored customers of several currencies, or from
+ * every stored customer, read once in customer order (a version built before there were cells).
+ * Inside a transaction.
  */
 export async function storeFxBasis(client: Client, versionId: string, bounds: readonly { currency: string; first: number; last: number }[], cells?: ExactCells): Promise<FxBasis> {
   const builder = new FxBasisBuilder(bounds, cells);
@@ -94,20 +96,27 @@ export async function storeFxBasis(client: Client, versionId: string, bounds: re
   await client.query('CLOSE fx_customers');
   if (customer !== undefined) builder.addCustomer(customer, steps);
   const basis = builder.done();
-  await client.query('INSERT INTO version_fx (version_id, basis) VALUES ($1, $2) ON CONFLICT (version_id) DO NOTHING', [versionId, basisJson(basis)]);
+  await client.query('INSERT INTO version_fx (version_id, basis) VALUES ($1, $2) ON CONFLICT (version_id) DO UPDATE SET basis = excluded.basis', [versionId, basisJson(basis)]);
   return basis;
 }
 
-/** The version's basis for conversion; made now (and kept) for a version built before there was one. */
+/**
+ * The version's basis for conversion; made now (and kept) at its first reporting read: from the
+ * cells its build kept, or from every customer for a version built before there were any.
+ */
 export async function readFxBasis(pool: Pool, versionId: string): Promise<FxBasis> {
-  const { rows } = await pool.query<{ basis: Parameters<typeof parseBasis>[0] }>('SELECT basis FROM version_fx WHERE version_id = $1', [versionId]);
-  if (rows[0]) return parseBasis(rows[0].basis);
+  const { rows } = await pool.query<{ basis: Parameters<typeof parseBasis>[0] | null; cells: string | null }>(
+    'SELECT basis, cells::text AS cells FROM version_fx WHERE version_id = $1',
+    [versionId],
+  );
+  if (rows[0]?.basis) return parseBasis(rows[0].basis);
+  const cells = rows[0]?.cells ? parseCells(rows[0].cells) : undefined;
   return withTransaction(pool, async (client) => {
     const series = await client.query<{ currency: string; first: number; last: number }>(
       `SELECT currency::text AS currency, first_month AS first, last_month AS last FROM version_series WHERE version_id = $1 ORDER BY currency COLLATE "C"`,
       [versionId],
     );
-    return storeFxBasis(client, versionId, series.rows);
+    return storeFxBasis(client, versionId, series.rows, cells);
   });
 }
 

@@ -419,3 +419,9 @@ export function parseBasis(doc: BasisDoc): FxBasis {
     },
   };
 }
+
+/** A book's exact cells as JSON (BigInts as "123n"), to keep until a basis is made from them. */
+export const cellsJson = (cells: ExactCells): string => JSON.stringify(cells, (_, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v));
+
+/** The cells cellsJson wrote (as text). */
+export const parseCells = (text: string): ExactCells => JSON.parse(text, (_, v: unknown) => (typeof v === 'string' && /^-?\d+n$/.test(v) ? BigInt(v.slice(0, -1)) : v)) as ExactCells;
