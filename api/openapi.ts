@@ -94,6 +94,11 @@ const TAGS = [
   },
   { name: 'Uploads', description: 'Large files: a signed URL to PUT to, or a resumable tus endpoint; then a version from {"uploadId"}.' },
   { name: 'Reads', description: 'Metrics and catalog of the active version, computed when it was built.' },
+  {
+    name: 'Exchange rates',
+    description:
+      'Your own month-end exchange rates, uploaded as sets; the newest set of your account and mode is in force, and metrics convert to one reporting currency with it (`?reportingCurrency=`).',
+  },
   { name: 'Exports', description: 'A version\'s rows as a CSV or JSONL file, built by a worker.' },
   { name: 'Events', description: 'What happened to your datasets, versions and exports, kept 30 days.' },
   { name: 'Webhooks', description: 'Endpoints that receive events, signed per Standard Webhooks.' },

@@ -498,6 +498,29 @@ describe('dsvc command line', () => {
       expect((await run(['metrics', 'cli-figures', '--currency', 'euro'])).code).to.equal(2);
     });
 
+    it('when `dsvc metrics --reporting-currency` runs, then the whole business is drawn and tabled in that currency, with fxImpact, and the months lacking a rate are marked', async () => {
+      const none = await run(['metrics', 'cli-figures', '--reporting-currency', 'EUR']);
+      expect(none.code).to.equal(1);
+      expect(none.stderr).to.include('exchange-rates');
+      // USD at 0.50 EUR from March to August 2025: not in September, Uno's churn month.
+      const rates = ['03', '04', '05', '06', '07', '08'].map((mm) => ({ month: `2025-${mm}`, currency: 'USD', rate: '0.5' }));
+      const set = await svc.request('/v1/exchange-rates', { key, json: { base: 'EUR', rates } });
+      expect(set.status, set.text).to.equal(201);
+      const shown = await run(['metrics', 'cli-figures', '--reporting-currency', 'eur']);
+      expect(shown.code, shown.stderr).to.equal(0);
+      expect(shown.stdout).to.include(`rates    ${set.json.id}`).and.include('EUR: MRR at each month end, 2024-01 to 2026-01');
+      expect(shown.stdout).not.to.include('USD: MRR');
+      expect(shown.stdout).to.match(/^month\s+customers\s+mrr\s+arr\s+arpa\s+newBusiness\s+expansion\s+contraction\s+churn\s+reactivation\s+netNewMrr\s+fxImpact\s+/m);
+      // March 2025: Acme 400.00 + Beta 1,200.00 + Uno's 100.00 USD at 0.50.
+      expect(shown.stdout).to.match(/^2025-03\s+3\s+1650\.00\s+19800\.00\s+550\.00\s+50\.00 \(1\)\s+-\s+-\s+-\s+-\s+50\.00\s+0\.00\s/m);
+      expect(shown.stdout).to.match(/^2025-09\s+\?\s+\?\s+\?/m);
+      expect(shown.stdout).to.include('lack a rate').and.include('USD 2025-09');
+      const dataset = JSON.parse((await run(['datasets', 'get', 'cli-figures', '--json'])).stdout);
+      const json = JSON.parse((await run(['metrics', 'cli-figures', '--reporting-currency', 'EUR', '--json'])).stdout);
+      expect(json).to.deep.equal((await svc.request(`/v1/datasets/${dataset.id}/metrics?reportingCurrency=EUR`, { key })).json);
+      expect((await run(['metrics', 'cli-figures', '--reporting-currency', 'EUR', '--currency', 'EUR'])).code).to.equal(2);
+    });
+
     it('when a series is longer than the terminal is wide, then the chart shows its latest months and says so', async () => {
       await run(['datasets', 'create', '--external-ref', 'cli-long', '--name', 'Long']);
       await writeFile(join(dir, 'long.csv'), 'customer,startDate,endDate,amount,currency\nLong,2000-01-01,2019-12-31,24000.00,EUR\n');

@@ -79,6 +79,8 @@ describe('events and webhooks', () => {
     }
     const deleted = await svc.request(`/v1/datasets/${ds}`, { key, method: 'DELETE' });
     expect(deleted.status, deleted.text).to.equal(200);
+    const rates = await svc.request('/v1/exchange-rates', { key, json: { base: 'EUR', rates: [{ month: '2026-01', currency: 'USD', rate: '0.9235' }] } });
+    expect(rates.status, rates.text).to.equal(201);
 
     const byType = await waitFor(() => {
       const at = receiver.at('/all');
@@ -92,6 +94,7 @@ describe('events and webhooks', () => {
     expect(byType.get('version.failed')![0]!.event.data.object.problem).to.include({ errorCount: 1 });
     expect(byType.get('export.ready')![0]!.event.data.object).to.include({ id: exported.json.id, status: 'ready' });
     expect(byType.get('dataset.deleted')![0]!.event.data.object).to.include({ id: ds, object: 'dataset' });
+    expect(byType.get('exchange_rates.created')![0]!.event.data.object).to.deep.equal(rates.json);
 
     for (const got of receiver.at('/all')) {
       expect(got.headers['webhook-id']).to.equal(got.event.id);

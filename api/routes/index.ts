@@ -6,6 +6,9 @@ import listDatasets from './datasets/list.ts';
 import { getCatalog, getMetrics } from './datasets/metricsAndCatalog.ts';
 import getCohorts from './datasets/cohorts.ts';
 import listCustomerMonths from './datasets/customers.ts';
+import createExchangeRates from './exchangeRates/create.ts';
+import listExchangeRates from './exchangeRates/list.ts';
+import getExchangeRates from './exchangeRates/get.ts';
 import createExport from './exports/create.ts';
 import downloadExport from './exports/download.ts';
 import { getExport, getExportContent } from './exports/get.ts';
@@ -60,6 +63,9 @@ export const operations: Operation[] = [
   getCohorts,
   listCustomerMonths,
   getCatalog,
+  createExchangeRates,
+  listExchangeRates,
+  getExchangeRates,
   createExport,
   getExport,
   getExportContent,

@@ -12,6 +12,7 @@ export const EVENT_TYPES = [
   },
   { type: 'export.ready', object: 'export', description: 'An export was built; its downloadUrl works for one hour from the event.' },
   { type: 'export.failed', object: 'export', description: 'An export failed; its failure says why.' },
+  { type: 'exchange_rates.created', object: 'exchange_rates', description: 'A set of exchange rates was uploaded; it is now the one in force for its account and mode.' },
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number]['type'];

@@ -49,6 +49,15 @@ export async function recordEvent(db: Queryable, datasetId: string, type: EventT
   );
 }
 
+/** Records an event of an account and mode that no dataset holds (a set of exchange rates), inside the caller's transaction. */
+export async function recordAccountEvent(db: Queryable, tenant: Tenant, type: EventType, object: unknown): Promise<void> {
+  await db.query(
+    `WITH recorded AS (INSERT INTO events (id, account_id, mode, type, data) VALUES ($1, $2, $3, $4, $5::json) RETURNING id)
+     SELECT pg_notify($6, '') FROM recorded`,
+    [newId('evt'), tenant.accountId, tenant.mode, type, JSON.stringify({ object }), EVENTS_RECORDED_CHANNEL],
+  );
+}
+
 /** Newest first; the cursor is the id of the last event of the previous page. */
 export async function listEvents(
   db: Queryable,

@@ -6,14 +6,14 @@ import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { StringDecoder } from 'node:string_decoder';
 import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
-import { type CohortFigures, MetricsBook } from '../figures/book.ts';
+import { type CohortFigures, type ExactCells, MetricsBook } from '../figures/book.ts';
 import { formatMonth, parseMonth } from '../figures/calendar.ts';
 import { contractTerm, type ContractTerm, type CustomerMovement } from '../figures/definitions.ts';
 import { customerMonth, CustomerLinesWriter, discardCustomerLines, moveCode, type MonthlyFigures, monthlyFigures, readCustomerLines, unpackChanges } from '../figures/customerChanges.ts';
 import { formatScaled } from '../figures/exact.ts';
-import type { Client, Queryable } from '../platform/db.ts';
+import { type Client, type Pool, type Queryable, withTransaction } from '../platform/db.ts';
+import { basisJson, cellsJson, type ExactStep, type FxBasis, FxBasisBuilder, parseBasis, parseCells } from '../figures/fxBasis.ts';
 import type { Tenant } from './datasets.ts';
-
 
 const COPY_ESCAPES: Record<string, string> = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\' };
 const unescapeCopy = (text: string) =>
@@ -53,8 +53,70 @@ export async function storeMonthlyFigures(client: Client, versionId: string, fig
     figures.bounds.map((b) => b.last),
   ]);
   const lines = figures.customers;
-  if (lines.bytes === 0) return discardCustomerLines(lines);
-  await pipeline(readCustomerLines(lines), client.query(copyFrom('COPY version_customers (version_id, currency, customer, first_month, last_month, changes, moves) FROM STDIN')));
+  if (lines.bytes === 0) discardCustomerLines(lines);
+  else await pipeline(readCustomerLines(lines), client.query(copyFrom('COPY version_customers (version_id, currency, customer, first_month, last_month, changes, moves) FROM STDIN')));
+  // The basis for conversion is made at the first reporting read, from these cells: a build with
+  // many customers of several currencies would spend long on it, and most versions are never converted.
+  await client.query('INSERT INTO version_fx (version_id, cells) VALUES ($1, $2)', [versionId, cellsJson(figures.cells)]);
+}
+
+/** Customers' rows read per fetch while the basis for conversion is made. */
+const FX_FETCH = 10_000;
+
+/**
+ * Makes and stores the version's basis for conversion to a reporting currency (fxBasis.ts): from
+ * the book's exact cells its build kept and the stored customers of several currencies, or from
+ * every stored customer, read once in customer order (a version built before there were cells).
+ * Inside a transaction.
+ */
+export async function storeFxBasis(client: Client, versionId: string, bounds: readonly { currency: string; first: number; last: number }[], cells?: ExactCells): Promise<FxBasis> {
+  const builder = new FxBasisBuilder(bounds, cells);
+  const several = `AND customer IN (SELECT customer FROM version_customers WHERE version_id = $1 GROUP BY customer HAVING count(*) > 1)`;
+  await client.query(
+    `DECLARE fx_customers NO SCROLL CURSOR FOR
+     SELECT customer, currency::text AS currency, first_month, changes FROM version_customers
+     WHERE version_id = $1 ${cells ? several : ''} ORDER BY customer, currency`,
+    [versionId],
+  );
+  let customer: string | undefined;
+  let steps: Record<string, ExactStep[]> = {};
+  for (;;) {
+    const { rows } = await client.query<{ customer: string; currency: string; first_month: number; changes: Buffer }>(`FETCH ${FX_FETCH} FROM fx_customers`);
+    for (const row of rows) {
+      if (row.customer !== customer) {
+        if (customer !== undefined) builder.addCustomer(customer, steps);
+        customer = row.customer;
+        steps = {};
+      }
+      steps[row.currency] = unpackChanges(row.first_month, row.changes).map((c) => ({ month: c.month, movement: c.movement, n: c.mrr, den: c.den }));
+    }
+    if (rows.length < FX_FETCH) break;
+  }
+  await client.query('CLOSE fx_customers');
+  if (customer !== undefined) builder.addCustomer(customer, steps);
+  const basis = builder.done();
+  await client.query('INSERT INTO version_fx (version_id, basis) VALUES ($1, $2) ON CONFLICT (version_id) DO UPDATE SET basis = excluded.basis', [versionId, basisJson(basis)]);
+  return basis;
+}
+
+/**
+ * The version's basis for conversion; made now (and kept) at its first reporting read: from the
+ * cells its build kept, or from every customer for a version built before there were any.
+ */
+export async function readFxBasis(pool: Pool, versionId: string): Promise<FxBasis> {
+  const { rows } = await pool.query<{ basis: Parameters<typeof parseBasis>[0] | null; cells: string | null }>(
+    'SELECT basis, cells::text AS cells FROM version_fx WHERE version_id = $1',
+    [versionId],
+  );
+  if (rows[0]?.basis) return parseBasis(rows[0].basis);
+  const cells = rows[0]?.cells ? parseCells(rows[0].cells) : undefined;
+  return withTransaction(pool, async (client) => {
+    const series = await client.query<{ currency: string; first: number; last: number }>(
+      `SELECT currency::text AS currency, first_month AS first, last_month AS last FROM version_series WHERE version_id = $1 ORDER BY currency COLLATE "C"`,
+      [versionId],
+    );
+    return storeFxBasis(client, versionId, series.rows, cells);
+  });
 }
 
 /**
@@ -108,10 +170,13 @@ export async function computeMonthlyFigures(client: Client, versionId: string): 
 /**
  * Deletes each customer's changes of a version whose rows are purged: the customers read needs the
  * rows' detail and answers 404 from then on. Its months, series and cohorts stay (contract,
- * "Deleting and keeping data"), as long as the version record.
+ * "Deleting and keeping data"), as long as the version record. Its basis for a reporting currency
+ * is made from them first, if no reporting read made it yet: its customers of several currencies
+ * are counted once each from there, and would otherwise be counted once per currency.
  */
-export async function deleteCustomerChanges(db: Queryable, versionId: string): Promise<void> {
-  await db.query('DELETE FROM version_customers WHERE version_id = $1', [versionId]);
+export async function deleteCustomerChanges(pool: Pool, versionId: string): Promise<void> {
+  await readFxBasis(pool, versionId);
+  await pool.query('DELETE FROM version_customers WHERE version_id = $1', [versionId]);
 }
 
 /** The monthly series of a version, sliced to [from, to] (months YYYY-MM, both optional), ordered by month then currency. */

@@ -1,17 +1,26 @@
 // A customer's changes of MRR in one currency, stored with the version for the customers read
-// (`GET …/customers?month=`): each change's month, its movement and the MRR from then on in whole
-// cents (each rounded on its own, as the read shows it), packed as variable-length integers. A
-// month between two changes has the earlier change's MRR, and `retained` as its movement.
+// (`GET …/customers?month=`) and the reporting currency (reporting.ts): each change's month, its
+// movement and the MRR from then on, exact (a numerator over Q, or over a denominator of its own),
+// packed as variable-length integers after a format byte (EXACT). A month between two changes has
+// the earlier change's MRR, and `retained` as its movement. Versions built before the format byte
+// hold whole cents instead (each rounded on its own, as the read shows it); they still read.
 import { randomUUID } from 'node:crypto';
 import { closeSync, createReadStream, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { type CustomerMovement, type Movement, MOVEMENTS } from './definitions.ts';
-import type { CohortFigures, CustomerChange, MetricsBook, MonthFigures, SeriesBounds } from './book.ts';
+import type { CohortFigures, CustomerChange, ExactCells, MetricsBook, MonthFigures, SeriesBounds } from './book.ts';
 import { Q } from './exact.ts';
 
-export type StoredChange = { month: number; movement: Movement; cents: bigint };
+/** A stored change: its MRR in whole cents as the read shows it, and exact (`mrr` cents over `den`). */
+export type StoredChange = { month: number; movement: Movement; cents: bigint; mrr: bigint; den: bigint };
+
+/**
+ * The first byte of the exact format. The older format (whole cents) starts with its first
+ * change's head, 0: a customer's first change is always new business in its first month.
+ */
+const EXACT = 1;
 
 const QN = Number(Q);
 
@@ -56,10 +65,16 @@ export function packChanges(changes: readonly CustomerChange[]): Buffer {
     }
     bytes.push(Number(b));
   };
+  bytes.push(EXACT);
   let month = changes[0]!.month;
   for (const c of changes) {
     varint((c.month - month) * 8 + MOVEMENTS.indexOf(c.movement));
-    varint(cents(c));
+    // The numerator, doubled; odd when a denominator other than Q follows it.
+    if (c.den === Q) varint(typeof c.mrr === 'number' ? 2 * c.mrr : 2n * c.mrr);
+    else {
+      varint(2n * BigInt(c.mrr) + 1n);
+      varint(c.den);
+    }
     month = c.month;
   }
   return Buffer.from(bytes);
@@ -80,10 +95,21 @@ export function unpackChanges(firstMonth: number, packed: Uint8Array): StoredCha
     }
   };
   let month = firstMonth;
+  const exact = packed[0] === EXACT;
+  if (exact) at = 1;
   while (at < packed.length) {
     const head = Number(varint());
     month += Math.floor(head / 8);
-    out.push({ month, movement: MOVEMENTS[head % 8]!, cents: varint() });
+    const movement = MOVEMENTS[head % 8]!;
+    if (!exact) {
+      const cents = varint();
+      out.push({ month, movement, cents, mrr: cents, den: 1n });
+      continue;
+    }
+    const twice = varint();
+    const den = twice % 2n === 0n ? Q : varint();
+    const mrr = twice / 2n;
+    out.push({ month, movement, cents: (2n * mrr + den) / (2n * den), mrr, den });
   }
   return out;
 }
@@ -111,12 +137,15 @@ export function customerMonth(changes: readonly StoredChange[], month: number): 
  */
 export type CustomerLines = { chunks: Buffer[]; path?: undefined; bytes: number } | { path: string; bytes: number; chunks?: undefined };
 
-/** What a build stores of its monthly figures (see MetricsBook), with each customer's changes as COPY lines. */
-export type MonthlyFigures = { monthly: MonthFigures[]; cohorts: CohortFigures[]; bounds: SeriesBounds[]; customers: CustomerLines };
+/**
+ * What a build stores of its monthly figures (see MetricsBook), with each customer's changes as
+ * COPY lines, and the book's exact cells (the start of its basis for conversion, fxBasis.ts).
+ */
+export type MonthlyFigures = { monthly: MonthFigures[]; cohorts: CohortFigures[]; bounds: SeriesBounds[]; customers: CustomerLines; cells: ExactCells };
 
 /** The book's figures once every customer is in, with the customers' lines written. */
 export function monthlyFigures(book: MetricsBook, lines: CustomerLinesWriter): MonthlyFigures {
-  return { monthly: book.monthly(), cohorts: book.cohorts(), bounds: book.bounds(), customers: lines.done() };
+  return { monthly: book.monthly(), cohorts: book.cohorts(), bounds: book.bounds(), customers: lines.done(), cells: book.exactCells() };
 }
 
 // COPY's text format: backslash, and the characters it would read as delimiters.

@@ -88,5 +88,11 @@ export const FIGURE_WORDS = {
   netRevenueRetention:
     'Of the customers with MRR twelve month ends ago: their MRR now ÷ their MRR then (new business and reactivations of others are left out); null when there were none. Four decimals.',
   grossRevenueRetention: 'Of the customers with MRR twelve month ends ago: the sum of min(now, then) ÷ their MRR then; at most 1. Four decimals.',
+  reporting:
+    "The whole business in one currency, converted with your own rates (the set in force): a value in currency X at month M is worth value × rate(X, M) ÷ rate(reporting currency, M), the base's rate being 1. The customer is the unit across all their currencies: their MRR at a month end is the sum of their converted MRRs.",
+  reportingMrr: "The converted MRR at the month's end: every customer's MRR in each currency at this month's rates, added up.",
+  reportingMovements:
+    "Each customer's change between the end of the month before and this one, both converted at this month's rates, so that a change of rate is never a business movement; fxImpact holds it: netNewMrr + fxImpact is this month's converted MRR minus last month's.",
+  fxImpact: "Last month's MRR converted at this month's rates minus converted at last month's: what the change of rates alone moved.",
   cohort: "A customer's cohort is the month of their newBusiness movement in the currency; a customer who returns after churning stays in it.",
 } as const;

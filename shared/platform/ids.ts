@@ -3,7 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 // Crockford base32, lower case: 32 symbols, so each random byte maps to one without bias.
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
-export type IdPrefix = 'acc' | 'key' | 'ds' | 'ver' | 'upl' | 'exp' | 'per' | 'blob' | 'inv' | 'evt' | 'we';
+export type IdPrefix = 'acc' | 'key' | 'ds' | 'ver' | 'upl' | 'exp' | 'per' | 'blob' | 'inv' | 'evt' | 'we' | 'fx';
 
 /** An opaque id with a type prefix, e.g. `ds_1k3v…` (20 symbols, 100 random bits). */
 export function newId(prefix: IdPrefix): string {

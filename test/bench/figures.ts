@@ -11,11 +11,11 @@ import { peakRssMiB, postFile, startBenchService, writeBlocks } from './support.
 
 const REQUESTS = Number(process.env['BENCH_REQUESTS'] ?? 200);
 
-function percentile(sorted: number[], p: number): number {
+export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-async function timed(url: string, key: string, n: number): Promise<{ p50: number; p99: number; bytes: number }> {
+export async function timed(url: string, key: string, n: number): Promise<{ p50: number; p99: number; bytes: number }> {
   const ms: number[] = [];
   let bytes = 0;
   for (let i = 0; i < n; i++) {

@@ -2,7 +2,7 @@
 // measured in the same run. Scenarios: api, ingest [--rows N] [--large], export, errors [--rows N],
 // soak [--seconds N], upload [--mb N] [--rounds N] [--s3], figures [--rows N],
 // events [--events N], retention [--rows N], fairness [--rows N] [--files F] [--samples S],
-// changes [--rows N].
+// changes [--rows N], fx [--rows N] [--other-every N].
 import { startTestDatabaseServer, stopTestDatabaseServer } from '../setup/database.ts';
 import { benchApi } from './api.ts';
 import { benchErrors } from './errors.ts';
@@ -15,6 +15,7 @@ import { benchRetention } from './retention.ts';
 import { benchFigures } from './figures.ts';
 import { benchFairness } from './fairness.ts';
 import { benchChanges } from './changes.ts';
+import { benchFx } from './fx.ts';
 
 const scenarios: Record<string, () => Promise<void>> = {
   api: benchApi,
@@ -28,6 +29,7 @@ const scenarios: Record<string, () => Promise<void>> = {
   figures: () => benchFigures(process.argv.slice(3)),
   fairness: () => benchFairness(process.argv.slice(3)),
   changes: () => benchChanges(process.argv.slice(3)),
+  fx: () => benchFx(process.argv.slice(3)),
 };
 const name = process.argv[2] ?? 'api';
 const scenario = scenarios[name];

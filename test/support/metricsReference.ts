@@ -215,3 +215,119 @@ export function referenceFigures(rows: ReferenceRow[]) {
   });
   return { monthly, cohorts, customersByMonth, bounds };
 }
+
+/** A set of rates as uploaded: the base, and [month "YYYY-MM", currency, rate "1.2345"] records. */
+export type ReferenceRates = { base: string; rates: [string, string, string][] };
+
+const decimal = (s: string) => {
+  const [whole, frac = ''] = s.split('.');
+  return new Frac(BigInt(whole! + frac), 10n ** BigInt(frac.length));
+};
+
+/**
+ * The `reporting` member of the metrics in currency `reporting`, from the contract's words ("One
+ * reporting currency"): every customer's MRR per currency at every month end by brute force (as
+ * referenceFigures computes it, 0 outside the currency's series), converted with exact fractions.
+ */
+export function referenceReporting(rows: ReferenceRow[], set: ReferenceRates, reporting: string) {
+  const { bounds } = referenceFigures(rows);
+  const contracts = rows
+    .filter((r) => r.startDate && r.endDate && r.amount && r.currency && Number(r.amount) !== 0)
+    .map((r) => ({ customer: r.customer, currency: r.currency!, startDate: r.startDate!, endDate: r.endDate!, value: referenceMonthlyValue(r.startDate!, r.endDate!, r.amount!) }));
+  const customers = [...new Set(contracts.map((c) => c.customer))];
+  const value = (customer: string, currency: string, k: number) => {
+    const b = bounds.find((x) => x.currency === currency);
+    if (!b || k < b.first || k > b.last) return Frac.ZERO;
+    return contracts.filter((c) => c.customer === customer && c.currency === currency && c.startDate <= monthEnd(k) && monthEnd(k) <= c.endDate).reduce((s, c) => s.add(c.value), Frac.ZERO);
+  };
+  const currencies = bounds.map((b) => b.currency);
+  const rate = (currency: string, k: number): Frac | undefined => {
+    if (currency === set.base) return new Frac(1n);
+    const r = set.rates.find(([month, c]) => month === label(k) && c === currency);
+    return r && decimal(r[2]);
+  };
+  const missing: { month: string; currency: string }[] = [];
+  const need = (currency: string, k: number) => {
+    if (rate(currency, k) === undefined && !missing.some((x) => x.month === label(k) && x.currency === currency)) missing.push({ month: label(k), currency });
+    return rate(currency, k) !== undefined;
+  };
+  const anyMrr = (currency: string, k: number) => customers.some((c) => value(c, currency, k).positive);
+  /** value × rate(X, k) ÷ rate(R, k); the reporting currency's own values need no rate. */
+  const conv = (v: Frac, currency: string, k: number) => (currency === reporting ? v : v.mul(rate(currency, k)!).div(rate(reporting, k)!));
+  const mrrAt = (customer: string, valuedAt: number, k: number) => currencies.reduce((s, c) => s.add(value(customer, c, k).positive ? conv(value(customer, c, k), c, valuedAt) : Frac.ZERO), Frac.ZERO);
+  if (bounds.length === 0) return { currency: reporting, monthly: [], missingRates: [] };
+  const first = Math.min(...bounds.map((b) => b.first));
+  const last = Math.max(...bounds.map((b) => b.last));
+  const monthly: unknown[] = [];
+  for (let k = first; k <= last; k++) {
+    // The rates month k needs: at k for every currency with MRR at k, k − 1 or k − 12 (its MRR,
+    // last month's valued for the movements, the retention's base); at k − 1 for those of k − 1.
+    let ok = true;
+    for (const [at, ofMonths] of [[k, [k, k - 1, k - 12]], [k - 1, [k - 1]]] as const) {
+      const used = currencies.filter((c) => ofMonths.some((j) => anyMrr(c, j)) && c !== reporting);
+      for (const c of used) ok = need(c, at) && ok;
+      if (used.length > 0) ok = need(reporting, at) && ok;
+    }
+    if (!ok) {
+      monthly.push({
+        month: label(k), activeCustomers: null, mrr: null, arr: null, arpa: null,
+        movements: { ...Object.fromEntries(MOVES.map((m) => [m, { customers: null, mrr: null }])), netNewMrr: null, fxImpact: null },
+        rates: { customerChurn: null, grossMrrChurn: null, netRevenueRetention: null, grossRevenueRetention: null },
+      });
+      continue;
+    }
+    let mrr = Frac.ZERO;
+    let lastAtNow = Frac.ZERO;
+    let lastAtThen = Frac.ZERO;
+    let active = 0;
+    let prevActive = 0;
+    let keptNow = Frac.ZERO;
+    let keptThen = Frac.ZERO;
+    let keptMin = Frac.ZERO;
+    const moves = Object.fromEntries(MOVES.map((m) => [m, { customers: 0, mrr: Frac.ZERO }])) as Record<(typeof MOVES)[number], { customers: number; mrr: Frac }>;
+    for (const customer of customers) {
+      const q = mrrAt(customer, k, k);
+      const p = mrrAt(customer, k, k - 1);
+      const then = mrrAt(customer, k, k - 12);
+      mrr = mrr.add(q);
+      lastAtNow = lastAtNow.add(p);
+      lastAtThen = lastAtThen.add(mrrAt(customer, k - 1, k - 1));
+      if (q.positive) active++;
+      if (p.positive) prevActive++;
+      if (then.positive) {
+        keptNow = keptNow.add(q);
+        keptThen = keptThen.add(then);
+        keptMin = keptMin.add(q.cmp(then) < 0 ? q : then);
+      }
+      const add = (m: (typeof MOVES)[number], v: Frac) => {
+        moves[m].customers++;
+        moves[m].mrr = moves[m].mrr.add(v);
+      };
+      if (!p.positive && q.positive) {
+        let earlier = false;
+        for (let j = first; j < k; j++) if (currencies.some((c) => value(customer, c, j).positive)) earlier = true;
+        add(earlier ? 'reactivation' : 'newBusiness', q);
+      } else if (p.positive && !q.positive) add('churn', p);
+      else if (p.positive && q.cmp(p) > 0) add('expansion', q.sub(p));
+      else if (p.positive && q.cmp(p) < 0) add('contraction', p.sub(q));
+    }
+    const ratio = (a: Frac, b: Frac) => (b.n === 0n ? null : a.div(b).round(4));
+    const net = moves.newBusiness.mrr.add(moves.expansion.mrr).add(moves.reactivation.mrr).sub(moves.contraction.mrr).sub(moves.churn.mrr);
+    monthly.push({
+      month: label(k),
+      activeCustomers: active,
+      mrr: mrr.round(2),
+      arr: mrr.mul(new Frac(12n)).round(2),
+      arpa: active === 0 ? null : mrr.div(new Frac(BigInt(active))).round(2),
+      movements: { ...Object.fromEntries(MOVES.map((m) => [m, { customers: moves[m].customers, mrr: moves[m].mrr.round(2) }])), netNewMrr: net.round(2), fxImpact: lastAtNow.sub(lastAtThen).round(2) },
+      rates: {
+        customerChurn: ratio(new Frac(BigInt(moves.churn.customers)), new Frac(BigInt(prevActive))),
+        grossMrrChurn: ratio(moves.churn.mrr.add(moves.contraction.mrr), lastAtNow),
+        netRevenueRetention: ratio(keptNow, keptThen),
+        grossRevenueRetention: ratio(keptMin, keptThen),
+      },
+    });
+  }
+  missing.sort((a, b) => (a.month < b.month ? -1 : a.month > b.month ? 1 : a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0));
+  return { currency: reporting, monthly, missingRates: missing };
+}

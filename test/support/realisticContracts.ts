@@ -16,6 +16,10 @@ export type RealisticShape = {
   customers?: number;
   /** Every Nth row broken on purpose (its amount is not a number). */
   badEvery?: number;
+  /** The currencies customers contract in (default ten, EUR and USD the most common). */
+  currencies?: readonly string[];
+  /** One row in N is in a currency picked for the row, not the customer's own (default 10). */
+  otherCurrencyEvery?: number;
 };
 
 /** A name for the bench's table: what the file looks like. */
@@ -58,7 +62,7 @@ function customerName(k: number): string {
 const pad = (n: number) => String(n).padStart(2, '0');
 
 /** Each field's cell in row i (unquoted). */
-function cellsOf(customers: number, bad: (i: number) => boolean): Record<FieldName, (i: number) => string> {
+function cellsOf(customers: number, bad: (i: number) => boolean, currencies: readonly string[] = CURRENCIES, otherEvery = 10): Record<FieldName, (i: number) => string> {
   return {
     contractId: (i) => `CTR-${2018 + (i % 8)}-${String(i).padStart(8, '0')}`,
     // Customers are spread over the file, each with many contracts.
@@ -77,7 +81,7 @@ function cellsOf(customers: number, bad: (i: number) => boolean): Record<FieldNa
     },
     amount: (i) => (bad(i) ? 'n/a' : `${(mix(i, 14) % 250_000) + 50}.${pad(mix(i, 15) % 100)}`),
     // A customer contracts in its own currency, now and then in a second one.
-    currency: (i) => (mix(i, 17) % 10 === 0 ? pick(CURRENCIES, i, 16) : pick(CURRENCIES, mix(i, 8) % customers, 18)),
+    currency: (i) => (mix(i, 17) % otherEvery === 0 ? pick(currencies, i, 16) : pick(currencies, mix(i, 8) % customers, 18)),
   };
 }
 
@@ -94,7 +98,8 @@ export function realisticHeader(shape: RealisticShape = {}): string {
 export function* realisticBlocks(from: number, to: number, rows: number, shape: RealisticShape = {}): Generator<string> {
   const customers = shape.customers ?? Math.max(20_000, Math.floor(rows / 25));
   const badEvery = shape.badEvery;
-  const cells = CONTRACT_FIELDS.map((f) => cellsOf(customers, (i) => badEvery !== undefined && i % badEvery === badEvery - 1)[f.name]);
+  const bad = (i: number) => badEvery !== undefined && i % badEvery === badEvery - 1;
+  const cells = CONTRACT_FIELDS.map((f) => cellsOf(customers, bad, shape.currencies, shape.otherCurrencyEvery)[f.name]);
   const eol = shape.crlf ? '\r\n' : '\n';
   let block = '';
   for (let i = from; i < to; i++) {

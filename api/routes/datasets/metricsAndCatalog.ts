@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { FIELD_KIND_NAMES, GATING_FIELDS } from '../../../shared/contract/fields.ts';
 import { FIGURE_WORDS } from '../../../shared/figures/definitions.ts';
 import { readCatalog, readMetrics } from '../../../shared/domain/metricsAndCatalog.ts';
+import { readReporting } from '../../../shared/domain/reportingCurrency.ts';
 import { defineOperation } from '../../defineOperation.ts';
 import { tenantOf } from '../../principal.ts';
 import { DatasetIdParams } from './schemas.ts';
@@ -14,6 +15,7 @@ import { noSuchReadableVersion, nothingServable, VersionIdQuery } from './readab
 // Year 0000 is no date PostgreSQL knows (there was no year 0): 0001-01 to 9999-12.
 export const Month = z.string().regex(/^(?!0000)\d{4}-(0[1-9]|1[0-2])$/, 'must be a month YYYY-MM, from 0001-01 to 9999-12');
 
+const Currency = z.string().regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code, three upper-case letters');
 const Money = (description: string) => z.string().meta({ description, example: '1600.00' });
 const Ratio = (description: string) => z.string().nullable().meta({ description, example: '0.9231' });
 const MovementSchema = (description: string) =>
@@ -47,6 +49,46 @@ export const MonthFiguresSchema = z
   })
   .meta({ id: 'MonthFigures' });
 
+const Nullable = (description: string) => z.string().nullable().meta({ description, example: '1600.00' });
+const ReportingMovement = (description: string) =>
+  z.object({ customers: z.number().int().nullable().meta({ description: 'Customers with this movement in the month (a customer across all their currencies).' }), mrr: Nullable('Their converted MRR of this movement, never negative.') }).meta({ description });
+
+export const ReportingMonthSchema = z
+  .object({
+    month: z.string().meta({ description: 'YYYY-MM.', example: '2025-01' }),
+    activeCustomers: z.number().int().nullable().meta({ description: 'Customers with MRR in any currency at the month end.' }),
+    mrr: Nullable(`${FIGURE_WORDS.reportingMrr}`),
+    arr: Nullable(FIGURE_WORDS.arr),
+    arpa: Nullable(FIGURE_WORDS.arpa),
+    movements: z.object({
+      newBusiness: ReportingMovement(FIGURE_WORDS.newBusiness),
+      expansion: ReportingMovement(FIGURE_WORDS.expansion),
+      contraction: ReportingMovement(FIGURE_WORDS.contraction),
+      churn: ReportingMovement(FIGURE_WORDS.churn),
+      reactivation: ReportingMovement(FIGURE_WORDS.reactivation),
+      netNewMrr: Nullable(FIGURE_WORDS.netNewMrr),
+      fxImpact: Nullable(FIGURE_WORDS.fxImpact),
+    }).meta({ description: FIGURE_WORDS.reportingMovements }),
+    rates: z.object({
+      customerChurn: Ratio(FIGURE_WORDS.customerChurn),
+      grossMrrChurn: Ratio(FIGURE_WORDS.grossMrrChurn),
+      netRevenueRetention: Ratio(FIGURE_WORDS.netRevenueRetention),
+      grossRevenueRetention: Ratio(FIGURE_WORDS.grossRevenueRetention),
+    }).meta({ description: 'As for one currency, every MRR in them converted at this month\'s rates.' }),
+  })
+  .meta({ id: 'ReportingMonth', description: 'Every figure is null in a month that needs a rate the set lacks (see missingRates).' });
+
+export const ReportingSchema = z
+  .object({
+    currency: z.string().meta({ description: 'The reporting currency asked for.' }),
+    exchangeRatesId: z.string().meta({ description: 'The set of rates in force that converted the figures (fx_…).' }),
+    monthly: z.array(ReportingMonthSchema).meta({ description: 'From the first month of any currency to the last churn month of all of them, ordered by month (sliced by from and to).' }),
+    missingRates: z
+      .array(z.object({ month: z.string(), currency: z.string() }))
+      .meta({ description: 'Each rate the shown months need that the set lacks, once, ordered by month then currency.' }),
+  })
+  .meta({ id: 'Reporting', description: `With ?reportingCurrency= only: the whole business in that currency. ${FIGURE_WORDS.reporting}` });
+
 export const MetricsSchema = z
   .object({
     object: z.literal('metrics'),
@@ -63,6 +105,7 @@ export const MetricsSchema = z
         'Per currency, every month from the first whose end finds a contract active to the month after the last such month (where its churn shows), at most 600; ordered by month then currency. ' +
         'Money is a decimal string with two decimals, ratios with four, each rounded half away from zero on its own from exact values.',
     }),
+    reporting: ReportingSchema.optional(),
   })
   .meta({ id: 'Metrics' });
 
@@ -99,13 +142,24 @@ export const getMetrics = defineOperation({
     '`from` and `to` (YYYY-MM) slice the series; a slice shows the same figures as the whole. Every figure is defined in docs/metrics.md, with a worked example. ' +
     '`versionId` reads an earlier version that was active (superseded now): what was reported then, kept as long as the version record, even once its rows are purged.',
   params: DatasetIdParams,
-  query: z.object({ from: Month.optional(), to: Month.optional(), versionId: VersionIdQuery }),
+  query: z.object({
+    from: Month.optional(),
+    to: Month.optional(),
+    versionId: VersionIdQuery,
+    reportingCurrency: Currency.optional().meta({
+      description:
+        'Adds `reporting`: the whole business converted to this currency with the set of exchange rates in force (POST /v1/exchange-rates). ' +
+        'It must be the set\'s base or one of its currencies; with no set in force, or another currency, 400 bad-request.',
+    }),
+  }),
   responses: { 200: { description: 'The metrics.', schema: MetricsSchema, example: metricsExample } },
   problems: ['not-found', 'bad-request'],
   async handle({ res, deps, params, query }) {
-    const doc = await readMetrics(deps.pool, tenantOf(res), params.id, query, query.versionId);
+    const tenant = tenantOf(res);
+    const doc = await readMetrics(deps.pool, tenant, params.id, query, query.versionId);
     if (!doc) throw query.versionId === undefined ? nothingServable() : noSuchReadableVersion(query.versionId);
-    res.json(doc);
+    if (query.reportingCurrency === undefined) return void res.json(doc);
+    res.json({ ...doc, reporting: await readReporting(deps.pool, tenant, doc.versionId, query.reportingCurrency, query) });
   },
 });
 

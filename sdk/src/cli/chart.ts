@@ -1,9 +1,12 @@
-// The MRR of one currency as a terminal chart: its month-end MRR as a line (asciichart), and under
+// The MRR of one currency (or of the reporting currency) as a terminal chart: its month-end MRR as a line (asciichart), and under
 // it, on the same columns, each month's movements as bars: gains above the line (new business,
 // expansion, reactivation), losses below (contraction, churn). It fits the terminal's width: a
 // month takes up to four columns, and a series longer than the width shows its latest months.
 import asciichart from 'asciichart';
 import type { MonthFigures } from '../types.ts';
+
+/** What a chart draws of a month: its MRR and its movements' MRR. */
+export type ChartMonth = { month: string; mrr: string; movements: Record<'newBusiness' | 'expansion' | 'reactivation' | 'contraction' | 'churn', { mrr: string }> } | MonthFigures;
 
 /** How to draw: the columns available, and whether to colour (a terminal, NO_COLOR unset). */
 export type ChartSettings = { columns: number; color: boolean };
@@ -12,7 +15,7 @@ const LINE_HEIGHT = 8;
 const BAR_HEIGHT = 3;
 const MAX_COLUMNS_PER_MONTH = 4;
 
-type Part = { name: string; glyph: string; color: string; of: (m: MonthFigures) => number };
+type Part = { name: string; glyph: string; color: string; of: (m: ChartMonth) => number };
 const GAINS: Part[] = [
   { name: 'new business', glyph: '█', color: asciichart.green, of: (m) => Number(m.movements.newBusiness.mrr) },
   { name: 'expansion', glyph: '▓', color: asciichart.cyan, of: (m) => Number(m.movements.expansion.mrr) },
@@ -29,7 +32,7 @@ export const money = (x: number) => x.toLocaleString('en-US', { minimumFractionD
  * The chart of one currency's months (in order). Every line is at most `columns` wide; a title
  * says which months it shows.
  */
-export function mrrChart(currency: string, months: MonthFigures[], { columns, color }: ChartSettings): string {
+export function mrrChart(currency: string, months: ChartMonth[], { columns, color }: ChartSettings): string {
   if (months.length === 0) return `${currency}: no month end finds a contract active, so there is no monthly figure to draw.\n`;
   const paint = (text: string, c: string) => (color ? `${c}${text}${asciichart.reset}` : text);
   const mrr = months.map((m) => Number(m.mrr));
@@ -64,7 +67,7 @@ export function mrrChart(currency: string, months: MonthFigures[], { columns, co
   // The bars: BAR_HEIGHT rows of gains, the zero axis, BAR_HEIGHT rows of losses; each month's
   // stack cut into its parts by where their running sums fall.
   const unit = barTop > 0 ? barTop / BAR_HEIGHT : 1;
-  const cellOf = (m: MonthFigures, parts: Part[], row: number): string => {
+  const cellOf = (m: ChartMonth, parts: Part[], row: number): string => {
     const total = parts.reduce((s, p) => s + p.of(m), 0);
     if (total <= 0 || row > Math.max(1, Math.round(total / unit))) return ' ';
     const at = (row - 0.5) * unit;

@@ -7,7 +7,7 @@ import { keyMode, resolveSettings } from './config.ts';
 import { output, type Output } from './output.ts';
 
 export const EXIT = { done: 0, failed: 1, usage: 2, notFound: 3, rejected: 4 } as const;
-export const EVENT_TYPES = ['dataset.created', 'dataset.deleted', 'version.active', 'version.failed', 'version.superseded', 'export.ready', 'export.failed'];
+export const EVENT_TYPES = ['dataset.created', 'dataset.deleted', 'version.active', 'version.failed', 'version.superseded', 'export.ready', 'export.failed', 'exchange_rates.created'];
 
 /** Bad usage (exit 2): its message says what to change. */
 export class UsageError extends Error {}

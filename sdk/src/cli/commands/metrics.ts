@@ -1,10 +1,11 @@
 // `dsvc metrics`, `dsvc cohorts`, `dsvc customers` and `dsvc catalog`: what is computed from the
 // active version. For people, metrics draws each currency's MRR and movements (chart.ts) above
-// its table; --json prints the service's document.
+// its table, or, with --reporting-currency, the whole business's in that currency; --json prints
+// the service's document.
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import type { Catalog, Cohorts, CustomerMonth, CustomerMovement, Metrics, MonthFigures } from '../../types.ts';
+import type { Catalog, Cohorts, CustomerMonth, CustomerMovement, Metrics, MonthFigures, Reporting, ReportingMonth } from '../../types.ts';
 import { NotFoundError } from '../../errors.ts';
-import { mrrChart } from '../chart.ts';
+import { type ChartMonth, mrrChart } from '../chart.ts';
 import { action, findDataset, month, wholeNumber } from '../context.ts';
 import { table } from '../output.ts';
 
@@ -59,6 +60,57 @@ function metricsText(m: Metrics): string {
   return `${head}${perCurrency.join('')}`;
 }
 
+/** A month of the reporting series as the chart draws it (a month lacking a rate is not drawn). */
+const chartMonth = (m: ReportingMonth): ChartMonth | undefined =>
+  m.mrr === null
+    ? undefined
+    : {
+        month: m.month,
+        mrr: m.mrr,
+        movements: Object.fromEntries((['newBusiness', 'expansion', 'reactivation', 'contraction', 'churn'] as const).map((k) => [k, { mrr: m.movements[k].mrr ?? '0' }])) as ChartMonth['movements'],
+      };
+
+/** A reporting movement's cell: as movement(), `?` for a month lacking a rate. */
+const reportingMovement = ({ customers, mrr }: { customers: number | null; mrr: string | null }) => (customers === null ? '?' : movement({ customers, mrr: mrr! }));
+
+const reportingRow = (m: ReportingMonth) => ({
+  month: m.month,
+  customers: m.activeCustomers ?? '?',
+  mrr: m.mrr ?? '?',
+  arr: m.arr ?? '?',
+  arpa: m.arpa,
+  newBusiness: reportingMovement(m.movements.newBusiness),
+  expansion: reportingMovement(m.movements.expansion),
+  contraction: reportingMovement(m.movements.contraction),
+  churn: reportingMovement(m.movements.churn),
+  reactivation: reportingMovement(m.movements.reactivation),
+  netNewMrr: m.movements.netNewMrr ?? '?',
+  fxImpact: m.movements.fxImpact ?? '?',
+  customerChurn: m.rates.customerChurn,
+  grossMrrChurn: m.rates.grossMrrChurn,
+  nrr: m.rates.netRevenueRetention,
+  grr: m.rates.grossRevenueRetention,
+});
+
+/** The whole business in the reporting currency: its chart, its table, and the rates its months lack. */
+function reportingText(m: Metrics & { reporting: Reporting }): string {
+  const r = m.reporting;
+  const drawn = r.monthly.map(chartMonth).filter((x) => x !== undefined);
+  const lacking = r.missingRates.length === 0 ? '' : `
+months shown ? lack a rate of the set ${r.exchangeRatesId}: ${r.missingRates.map((x) => `${x.currency} ${x.month}`).join(', ')}
+`;
+  return (
+    `version  ${m.versionId}
+rates    ${r.exchangeRatesId} (every currency converted to ${r.currency}; each customer counted once)
+` +
+    `
+${mrrChart(r.currency, drawn, terminal())}
+${r.currency} monthly (movements at each month's rates: MRR (customers); fxImpact: what the change of rates moved; rates as above):
+` +
+    `${table(r.monthly.map(reportingRow))}${lacking}`
+  );
+}
+
 /** Cohorts as one table a currency: each cohort's customers and MRR, then the share of that MRR left at each later month end. */
 function cohortsText(c: Cohorts): string {
   if (c.data.length === 0) return `version  ${c.versionId}\n\n(no cohorts: no month end finds a contract active)\n`;
@@ -98,12 +150,18 @@ export function metricsCommands(root: Command): void {
     .argument('<dataset>', 'its id (ds_…) or externalRef')
     .addOption(new Option('--from <month>', 'first month, YYYY-MM').argParser(month))
     .addOption(new Option('--to <month>', 'last month, YYYY-MM').argParser(month))
-    .addOption(new Option('--currency <code>', 'only this currency (with --json too)').argParser(currencyCode))
+    .addOption(new Option('--currency <code>', 'only this currency (with --json too)').argParser(currencyCode).conflicts('reportingCurrency'))
+    .addOption(new Option('--reporting-currency <code>', 'the whole business in this currency, converted with your exchange rates in force').argParser(currencyCode))
     .action(
       action(async ({ service, out, opts }, ref: string) => {
-        const o = opts<{ from?: string; to?: string; currency?: string }>();
+        const o = opts<{ from?: string; to?: string; currency?: string; reportingCurrency?: string }>();
         const dataset = await findDataset(service, ref);
-        const metrics = await service.datasets.metrics(dataset.id, { ...(o.from && { from: o.from }), ...(o.to && { to: o.to }) });
+        const range = { ...(o.from && { from: o.from }), ...(o.to && { to: o.to }) };
+        if (o.reportingCurrency) {
+          const converted = await service.datasets.metrics(dataset.id, { ...range, reportingCurrency: o.reportingCurrency });
+          return out.result(converted as Metrics & { reporting: Reporting }, reportingText);
+        }
+        const metrics = await service.datasets.metrics(dataset.id, range);
         if (o.currency) {
           const known = metrics.currencies.map((c) => c.currency);
           if (!known.includes(o.currency)) {

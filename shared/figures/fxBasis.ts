@@ -1,0 +1,427 @@
+// What a version keeps so that its figures convert to one reporting currency at read time
+// (../shared/spec/contract.md, "One reporting currency"; reporting.ts converts). A customer who
+// holds one currency only is converted by multiplying their MRR by a rate > 0, which changes none
+// of their movements' kinds and scales every sum they add to: so their part of every figure is a
+// per-(month, currency) sum, times that month's rate. A customer of several currencies is the same
+// wherever no rate can change the outcome (their MRR; a new business or churn; a change up, or
+// down, in every currency; min(now, then) when one vector is above the other): that money goes
+// into the same sums, their counts into the months'. Only what the rates decide is kept apart: a
+// change up in one currency and down in another, and a retention month with neither vector above
+// the other. A build starts from its book's exact cells (every customer as one per currency) and
+// takes out the lines of the customers of several currencies; a version built before keeps its
+// basis from all its customers' changes (customerChanges.ts), read in customer order. Pure
+// computation, no I/O.
+import type { ExactCells } from './book.ts';
+import { type Movement, MOVEMENTS } from './definitions.ts';
+import { lcm, Q } from './exact.ts';
+
+/** A customer's exact MRR in a currency from each change on: `n ÷ den` cents. */
+export type ExactStep = { month: number; movement: Movement; n: bigint; den: bigint };
+
+/** One month of the one-currency customers of a currency: numerators over the basis' denominator. */
+export type BasisMonth = {
+  active: number;
+  mrr: bigint;
+  moves: Record<Movement, { customers: number; mrr: bigint }>;
+  /** Of those with MRR twelve month ends ago: their MRR now, then, and the smaller of the two. */
+  now: bigint;
+  then: bigint;
+  min: bigint;
+};
+
+/** A currency's series (first, last) and its months from its first to the last month of every currency's series (its retention sums run on). */
+export type CurrencyBasis = { currency: string; first: number; last: number; months: BasisMonth[] };
+
+/** Values in several currencies: currency → numerator over the basis' denominator. */
+export type Vector = Record<string, bigint>;
+
+/**
+ * What the customers of several currencies add beyond the currencies' sums (which hold their
+ * money wherever it does not depend on the rates): per month (from `first`), how many have MRR
+ * and how many had each movement whose kind no rate can change; the changes whose kind the rates
+ * decide (one currency up, another down: `delta`, each currency's change); and the retention's
+ * months whose min(now, then) the rates decide (neither vector above the other).
+ */
+export type SeveralCurrencies = {
+  first: number;
+  active: number[];
+  moves: Record<Movement, number[]>;
+  mixedChanges: { month: number; delta: Vector }[];
+  mixedRetention: { month: number; now: Vector; then: Vector }[];
+};
+
+export type FxBasis = { denominator: bigint; currencies: CurrencyBasis[]; several: SeveralCurrencies };
+
+const SAFE = 2 ** 52;
+const SAFE_BIG = BigInt(SAFE);
+
+/**
+ * A sum of fractions: a numerator over Q (most values; summed as a Number while it stays within
+ * 2^52, carried into a BigInt past that), and one BigInt numerator per other denominator.
+ */
+class Sum {
+  private qn = 0;
+  private q = 0n;
+  private parts: Map<number | string, { den: bigint; n: bigint }> | undefined;
+  add(n: bigint, den: bigint): void {
+    if (den === Q && n < SAFE_BIG && n > -SAFE_BIG) {
+      const x = this.qn + Number(n);
+      if (x > SAFE || x < -SAFE) {
+        this.q += BigInt(x);
+        this.qn = 0;
+      } else this.qn = x;
+      return;
+    }
+    if (n === 0n) return;
+    if (den === Q) {
+      this.q += n;
+      return;
+    }
+    const key = den <= SAFE_BIG ? Number(den) : den.toString();
+    const parts = (this.parts ??= new Map());
+    const part = parts.get(key);
+    if (part) part.n += n;
+    else parts.set(key, { den, n });
+  }
+  denominators(): bigint[] {
+    return [...(this.parts?.values() ?? [])].map((p) => p.den);
+  }
+  over(d: bigint): bigint {
+    let n = (this.q + BigInt(this.qn)) * (d / Q);
+    for (const p of this.parts?.values() ?? []) n += p.n * (d / p.den);
+    return n;
+  }
+}
+
+type Cell = { active: number; mrr: Sum; moves: Record<Movement, { customers: number; mrr: Sum }>; now: Sum; then: Sum; min: Sum };
+const newCell = (): Cell => ({
+  active: 0,
+  mrr: new Sum(),
+  moves: Object.fromEntries(MOVEMENTS.map((m) => [m, { customers: 0, mrr: new Sum() }])) as Cell['moves'],
+  now: new Sum(),
+  then: new Sum(),
+  min: new Sum(),
+});
+
+/** a − b's sign, of two fractions with positive denominators. */
+const compare = (an: bigint, ad: bigint, bn: bigint, bd: bigint) => {
+  const x = ad === bd ? an - bn : an * bd - bn * ad;
+  return x > 0n ? 1 : x < 0n ? -1 : 0;
+};
+
+/** Collects the basis customer by customer (each customer's currencies together). */
+export class FxBasisBuilder {
+  /** currency → month → differences of the month's sums from the month before (moves: the month's own). */
+  private readonly cells = new Map<string, Map<number, Cell>>();
+  /** The customers of several currencies' counts by month, and the changes and months the rates decide (values over `den`). */
+  private readonly severalActive = new Map<number, number>();
+  private readonly severalMoves = new Map<number, Record<Movement, number>>();
+  private readonly mixedChanges: { month: number; delta: Map<string, bigint>; den: bigint }[] = [];
+  private readonly mixedRetention: { month: number; now: Map<string, bigint>; then: Map<string, bigint>; den: bigint }[] = [];
+  private readonly dens = new Set<bigint>([Q]);
+  private readonly bounds: Map<string, { first: number; last: number }>;
+  /** The last month of every currency's series. */
+  private readonly last: number;
+
+  /** Whether every customer is in already (the book's cells): then only those of several currencies are added, and taken out. */
+  private readonly fromCells: boolean;
+
+  /**
+   * For a version whose series run as `bounds` say (a customer's MRR in a currency is 0 outside
+   * its series). With the book's `cells`, every customer is in: add those of several currencies only.
+   */
+  constructor(bounds: readonly { currency: string; first: number; last: number }[], cells?: ExactCells) {
+    this.bounds = new Map(bounds.map((b) => [b.currency, b]));
+    this.last = Math.max(...bounds.map((b) => b.last));
+    this.fromCells = cells !== undefined;
+    for (const { currency, cells: list } of cells ?? []) {
+      for (const c of list) {
+        const cell = this.cell(currency, c.month);
+        cell.active += c.customers;
+        cell.mrr.add(c.mrr.n, c.mrr.d);
+        this.dens.add(c.mrr.d);
+        if (c.retained) for (const k of ['now', 'then', 'min'] as const) cell[k].add(c.retained[k].n, c.retained[k].d);
+        if (c.moves) {
+          for (const m of MOVEMENTS) {
+            cell.moves[m].customers += c.moves[m].customers;
+            cell.moves[m].mrr.add(c.moves[m].mrr.n, c.moves[m].mrr.d);
+          }
+        }
+      }
+    }
+  }
+
+  /** A currency's steps within its series: past its last month (at most 600 after its first), the MRR is 0. */
+  private clip(currency: string, steps: ExactStep[]): ExactStep[] {
+    const last = this.bounds.get(currency)?.last ?? -Infinity;
+    if (steps.every((s) => s.month <= last)) return steps;
+    const kept = steps.filter((s) => s.month <= last);
+    const end = kept.at(-1);
+    if (end && end.n > 0n) kept.push({ month: last + 1, movement: 'churn', n: 0n, den: 1n });
+    return kept;
+  }
+
+  private cell(currency: string, month: number): Cell {
+    let byMonth = this.cells.get(currency);
+    if (byMonth === undefined) this.cells.set(currency, (byMonth = new Map()));
+    let cell = byMonth.get(month);
+    if (cell === undefined) byMonth.set(month, (cell = newCell()));
+    return cell;
+  }
+
+  /** One customer's changes in each of their currencies (in month order each). */
+  addCustomer(customer: string, given: Record<string, ExactStep[]>): void {
+    const byCurrency: Record<string, ExactStep[]> = {};
+    for (const [c, steps] of Object.entries(given)) {
+      const kept = this.clip(c, steps);
+      if (kept.length > 0) byCurrency[c] = kept;
+    }
+    const currencies = Object.keys(byCurrency);
+    if (currencies.length === 0) return;
+    for (const steps of Object.values(byCurrency)) for (const s of steps) this.dens.add(s.den);
+    if (currencies.length > 1) {
+      // Their lines are in the book's cells as if each were a customer of its own: out with them.
+      if (this.fromCells) for (const c of currencies) this.addLine(c, byCurrency[c]!, -1);
+      this.addSeveral(byCurrency);
+      return;
+    }
+    if (!this.fromCells) this.addLine(currencies[0]!, byCurrency[currencies[0]!]!, 1);
+  }
+
+  /**
+   * A customer of several currencies, month by month (their values as numerators over the lcm of
+   * theirs): the money whose place no rate changes goes into the currencies' sums, the counts into
+   * the months', and what the rates decide is kept apart.
+   */
+  private addSeveral(byCurrency: Record<string, ExactStep[]>): void {
+    const currencies = Object.keys(byCurrency);
+    let den = 1n;
+    for (const steps of Object.values(byCurrency)) for (const s of steps) den = lcm(den, s.den);
+    const from = Math.min(...currencies.map((c) => byCurrency[c]![0]!.month));
+    const to = Math.min(this.last, Math.max(...currencies.map((c) => byCurrency[c]!.at(-1)!.month)) + 12);
+    const at = currencies.map(() => 0);
+    const value = currencies.map(() => 0n);
+    const history: bigint[][] = []; // values at each month from `from`
+    const zero = currencies.map(() => 0n);
+    let had = false; // MRR at an earlier month end
+    let lastRetention = { now: zero, then: zero, min: zero };
+    const vector = (v: bigint[]) => new Map(currencies.map((c, i) => [c, v[i]!]));
+    for (let m = from; m <= to; m++) {
+      currencies.forEach((c, i) => {
+        const steps = byCurrency[c]!;
+        while (at[i]! < steps.length && steps[at[i]!]!.month <= m) {
+          const step = steps[at[i]!++]!;
+          value[i] = step.n * (den / step.den);
+        }
+      });
+      const q = [...value];
+      const p = history[m - from - 1] ?? zero;
+      const then = history[m - from - 12] ?? zero;
+      history.push(q);
+      const qActive = q.some((x) => x > 0n);
+      const pActive = p.some((x) => x > 0n);
+      if (qActive !== pActive) this.severalActive.set(m, (this.severalActive.get(m) ?? 0) + (qActive ? 1 : -1));
+      if (q.some((x, i) => x !== p[i])) {
+        currencies.forEach((c, i) => this.cell(c, m).mrr.add(q[i]! - p[i]!, den));
+        const delta = q.map((x, i) => x - p[i]!);
+        const move: Movement | undefined = !pActive ? (had ? 'reactivation' : 'newBusiness') : !qActive ? 'churn' : delta.every((x) => x >= 0n) ? 'expansion' : delta.every((x) => x <= 0n) ? 'contraction' : undefined;
+        if (move === undefined) this.mixedChanges.push({ month: m, delta: vector(delta), den });
+        else {
+          const counts = this.severalMoves.get(m) ?? (Object.fromEntries(MOVEMENTS.map((k) => [k, 0])) as Record<Movement, number>);
+          this.severalMoves.set(m, counts);
+          counts[move]++;
+          const amount = move === 'churn' ? p : move === 'contraction' ? delta.map((x) => -x) : move === 'expansion' ? delta : q;
+          currencies.forEach((c, i) => this.cell(c, m).moves[move].mrr.add(amount[i]!, den));
+        }
+      }
+      if (pActive) had = true;
+      // Retention: counted when they had MRR twelve month ends ago, in any currency.
+      const counted = then.some((x) => x > 0n);
+      const nowV = counted ? q : zero;
+      const thenV = counted ? then : zero;
+      const above = nowV.every((x, i) => x >= thenV[i]!);
+      const below = nowV.every((x, i) => x <= thenV[i]!);
+      const minV = above ? thenV : below ? nowV : zero;
+      if (counted && !above && !below) this.mixedRetention.push({ month: m, now: vector(nowV), then: vector(thenV), den });
+      const next = { now: nowV, then: thenV, min: minV };
+      for (const k of ['now', 'then', 'min'] as const) {
+        if (next[k] === lastRetention[k]) continue;
+        currencies.forEach((c, i) => {
+          const diff = next[k][i]! - lastRetention[k][i]!;
+          if (diff !== 0n) this.cell(c, m)[k].add(diff, den);
+        });
+      }
+      lastRetention = next;
+    }
+    this.dens.add(den);
+  }
+
+  /** A customer's line in one currency, added to the currency's sums (sign 1) or taken out (-1). */
+  private addLine(currency: string, steps: ExactStep[], sign: 1 | -1): void {
+    const k = BigInt(sign);
+    let p: ExactStep | undefined;
+    for (const s of steps) {
+      const cell = this.cell(currency, s.month);
+      cell.mrr.add(k * s.n, s.den);
+      if (p) cell.mrr.add(-k * p.n, p.den);
+      cell.active += sign * ((s.n > 0n ? 1 : 0) - (p && p.n > 0n ? 1 : 0));
+      const move = cell.moves[s.movement];
+      move.customers += sign;
+      if (s.movement === 'churn') move.mrr.add(k * p!.n, p!.den);
+      else if (s.movement === 'newBusiness' || s.movement === 'reactivation') move.mrr.add(k * s.n, s.den);
+      else {
+        const direction = s.movement === 'expansion' ? k : -k;
+        move.mrr.add(direction * s.n, s.den);
+        move.mrr.add(-direction * p!.n, p!.den);
+      }
+      p = s;
+    }
+    this.addRetention(currency, steps, k);
+  }
+
+  /** The retention sums change only at the customer's change months and twelve months after each. */
+  private addRetention(currency: string, steps: ExactStep[], sign: bigint): void {
+    const ZERO: [bigint, bigint] = [0n, 1n];
+    let last = { now: ZERO, then: ZERO, min: ZERO };
+    let i = 0; // the next step
+    let j = 0; // the next step twelve months on
+    let now: ExactStep | undefined;
+    let then: ExactStep | undefined;
+    while (i < steps.length || j < steps.length) {
+      const m = Math.min(i < steps.length ? steps[i]!.month : Infinity, j < steps.length ? steps[j]!.month + 12 : Infinity);
+      while (i < steps.length && steps[i]!.month <= m) now = steps[i++];
+      while (j < steps.length && steps[j]!.month + 12 <= m) then = steps[j++];
+      const counted = then !== undefined && then.n > 0n;
+      const nowV: [bigint, bigint] = counted && now ? [now.n, now.den] : ZERO;
+      const thenV: [bigint, bigint] = counted ? [then!.n, then!.den] : ZERO;
+      const minV = compare(nowV[0], nowV[1], thenV[0], thenV[1]) < 0 ? nowV : thenV;
+      const next = { now: nowV, then: thenV, min: minV };
+      if (next.now === last.now && next.then === last.then && next.min === last.min) continue;
+      const cell = this.cell(currency, m);
+      for (const k of ['now', 'then', 'min'] as const) {
+        if (next[k] === last[k]) continue;
+        cell[k].add(sign * next[k][0], next[k][1]);
+        cell[k].add(-sign * last[k][0], last[k][1]);
+      }
+      last = next;
+    }
+  }
+
+  /** The basis, for each currency from its series' first month to the last of all. */
+  done(): FxBasis {
+    let d = 1n;
+    for (const den of this.dens) d = lcm(d, den);
+    for (const byMonth of this.cells.values()) for (const cell of byMonth.values()) for (const s of sumsOf(cell)) for (const den of s.denominators()) d = lcm(d, den);
+    const last = this.last;
+    const currencies: CurrencyBasis[] = [...this.bounds].map(([currency, { first, last: own }]) => {
+      const byMonth = this.cells.get(currency);
+      const months: BasisMonth[] = [];
+      const running = { active: 0, mrr: 0n, now: 0n, then: 0n, min: 0n };
+      // Differences before the series' first month (there are none: every change is in it) are summed in.
+      const earlier = [...(byMonth?.keys() ?? [])].filter((m) => m < first);
+      for (const m of earlier) addInto(running, byMonth!.get(m)!, d);
+      for (let m = first; m <= last; m++) {
+        const cell = byMonth?.get(m);
+        if (cell) addInto(running, cell, d);
+        months.push({
+          ...running,
+          moves: Object.fromEntries(MOVEMENTS.map((name) => [name, { customers: cell?.moves[name].customers ?? 0, mrr: cell?.moves[name].mrr.over(d) ?? 0n }])) as BasisMonth['moves'],
+        });
+      }
+      return { currency, first, last: own, months };
+    });
+    const first = Math.min(...[...this.bounds.values()].map((b) => b.first));
+    const span = Math.max(0, last - first + 1);
+    const active: number[] = [];
+    let running = 0;
+    for (let m = first; m <= last; m++) active.push((running += this.severalActive.get(m) ?? 0));
+    const moves = Object.fromEntries(MOVEMENTS.map((k) => [k, Array.from({ length: span }, (_, i) => this.severalMoves.get(first + i)?.[k] ?? 0)])) as Record<Movement, number[]>;
+    const over = (v: Map<string, bigint>, den: bigint): Vector => Object.fromEntries([...v].map(([c, x]) => [c, x * (d / den)]));
+    const several: SeveralCurrencies = {
+      first,
+      active,
+      moves,
+      mixedChanges: this.mixedChanges.filter((x) => x.month <= last).map((x) => ({ month: x.month, delta: over(x.delta, x.den) })),
+      mixedRetention: this.mixedRetention.filter((x) => x.month <= last).map((x) => ({ month: x.month, now: over(x.now, x.den), then: over(x.then, x.den) })),
+    };
+    return { denominator: d, currencies, several };
+  }
+}
+
+const sumsOf = (c: Cell): Sum[] => [c.mrr, c.now, c.then, c.min, ...MOVEMENTS.map((m) => c.moves[m].mrr)];
+
+function addInto(running: { active: number; mrr: bigint; now: bigint; then: bigint; min: bigint }, cell: Cell, d: bigint): void {
+  running.active += cell.active;
+  running.mrr += cell.mrr.over(d);
+  running.now += cell.now.over(d);
+  running.then += cell.then.over(d);
+  running.min += cell.min.over(d);
+}
+
+/** The basis as JSON (BigInts as decimal strings; a month as [active, mrr, now, then, min, then each movement's customers and mrr]). */
+export function basisJson(b: FxBasis): string {
+  return JSON.stringify({
+    denominator: b.denominator.toString(),
+    currencies: b.currencies.map((c) => ({
+      currency: c.currency,
+      first: c.first,
+      last: c.last,
+      months: c.months.map((m) => [m.active, `${m.mrr}`, `${m.now}`, `${m.then}`, `${m.min}`, ...MOVEMENTS.flatMap((name) => [m.moves[name].customers, `${m.moves[name].mrr}`])]),
+    })),
+    several: {
+      first: b.several.first,
+      active: b.several.active,
+      moves: b.several.moves,
+      mixedChanges: b.several.mixedChanges.map((x) => [x.month, vectorJson(x.delta)]),
+      mixedRetention: b.several.mixedRetention.map((x) => [x.month, vectorJson(x.now), vectorJson(x.then)]),
+    },
+  });
+}
+
+type BasisDoc = {
+  denominator: string;
+  currencies: { currency: string; first: number; last: number; months: (number | string)[][] }[];
+  several: {
+    first: number;
+    active: number[];
+    moves: Record<Movement, number[]>;
+    mixedChanges: [number, Record<string, string>][];
+    mixedRetention: [number, Record<string, string>, Record<string, string>][];
+  };
+};
+
+const vectorJson = (v: Vector) => Object.fromEntries(Object.entries(v).map(([c, x]) => [c, `${x}`]));
+const vectorOf = (v: Record<string, string>): Vector => Object.fromEntries(Object.entries(v).map(([c, x]) => [c, BigInt(x)]));
+
+/** The basis basisJson wrote. */
+export function parseBasis(doc: BasisDoc): FxBasis {
+  return {
+    denominator: BigInt(doc.denominator),
+    currencies: doc.currencies.map((c) => ({
+      currency: c.currency,
+      first: c.first,
+      last: c.last,
+      months: c.months.map((m) => ({
+        active: m[0] as number,
+        mrr: BigInt(m[1]!),
+        now: BigInt(m[2]!),
+        then: BigInt(m[3]!),
+        min: BigInt(m[4]!),
+        moves: Object.fromEntries(MOVEMENTS.map((name, i) => [name, { customers: m[5 + 2 * i] as number, mrr: BigInt(m[6 + 2 * i]!) }])) as BasisMonth['moves'],
+      })),
+    })),
+    several: {
+      first: doc.several.first,
+      active: doc.several.active,
+      moves: doc.several.moves,
+      mixedChanges: doc.several.mixedChanges.map(([month, delta]) => ({ month, delta: vectorOf(delta) })),
+      mixedRetention: doc.several.mixedRetention.map(([month, now, then]) => ({ month, now: vectorOf(now), then: vectorOf(then) })),
+    },
+  };
+}
+
+/** A book's exact cells as JSON (BigInts as "123n"), to keep until a basis is made from them. */
+export const cellsJson = (cells: ExactCells): string => JSON.stringify(cells, (_, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v));
+
+/** The cells cellsJson wrote (as text). */
+export const parseCells = (text: string): ExactCells => JSON.parse(text, (_, v: unknown) => (typeof v === 'string' && /^-?\d+n$/.test(v) ? BigInt(v.slice(0, -1)) : v)) as ExactCells;

@@ -1,0 +1,175 @@
+// The figures of a version in one reporting currency (../shared/spec/contract.md, "One reporting
+// currency"), from its basis (fxBasis.ts) and a set of rates. A value in currency X at month M is
+// worth value × rate(X, M) ÷ rate(R, M) in the reporting currency R. With the rates as integers of
+// 10^-10 units (A), every figure of month M is an integer numerator over D × A(R, M), D the basis'
+// denominator: exact, and rounded only when shown. The customer is the unit: a customer's MRR at
+// M is the sum of their converted MRRs; movements compare M − 1 and M both at M's rates; fxImpact
+// is what last month's MRR gains from M − 1's rates to M's.
+import { formatMonth } from './calendar.ts';
+import { type Movement, MOVEMENTS } from './definitions.ts';
+import type { CurrencyBasis, FxBasis, Vector } from './fxBasis.ts';
+import { type Fraction, money, ratio } from './exact.ts';
+
+/** A set's rates: currency → month → the rate in 10^-10 units of the base. */
+export type RateTable = { base: string; rates: Map<string, Map<number, bigint>> };
+
+export const RATE_SCALE = 10n ** 10n;
+
+type Figure = string | null;
+export type ReportingMonth = {
+  month: string;
+  activeCustomers: number | null;
+  mrr: Figure;
+  arr: Figure;
+  arpa: Figure;
+  movements: Record<Movement, { customers: number | null; mrr: Figure }> & { netNewMrr: Figure; fxImpact: Figure };
+  rates: { customerChurn: Figure; grossMrrChurn: Figure; netRevenueRetention: Figure; grossRevenueRetention: Figure };
+};
+
+export type MissingRate = { month: string; currency: string };
+/** The converted series; `missing[i]`: the absent rates that made `monthly[i]` null (none for most). */
+export type Reporting = { currency: string; monthly: ReportingMonth[]; missing: MissingRate[][] };
+
+const nullMonth = (month: number): ReportingMonth => ({
+  month: formatMonth(month),
+  activeCustomers: null,
+  mrr: null,
+  arr: null,
+  arpa: null,
+  movements: { ...(Object.fromEntries(MOVEMENTS.map((m) => [m, { customers: null, mrr: null }])) as Record<Movement, { customers: null; mrr: null }>), netNewMrr: null, fxImpact: null },
+  rates: { customerChurn: null, grossMrrChurn: null, netRevenueRetention: null, grossRevenueRetention: null },
+});
+
+export function convert(basis: FxBasis, table: RateTable, reporting: string): Reporting {
+  if (basis.currencies.length === 0) return { currency: reporting, monthly: [], missing: [] };
+  const first = Math.min(...basis.currencies.map((c) => c.first));
+  const last = Math.max(...basis.currencies.map((c) => c.first + c.months.length - 1));
+  const several = basis.several;
+  const mixedChanges = groupByMonth(several.mixedChanges);
+  const mixedRetention = groupByMonth(several.mixedRetention);
+
+  // Whether a currency has MRR at a month end (any customer: its sum holds every customer's MRR).
+  const held = (c: CurrencyBasis, m: number) => m >= c.first && m <= last && c.months[m - c.first]!.mrr > 0n;
+  const rateOf = (c: string, m: number): bigint | undefined => (c === table.base ? RATE_SCALE : table.rates.get(c)?.get(m));
+  /** The rates a month's conversions need that the set lacks, or, when none is missing, each currency's A and the reporting currency's. */
+  const ratesAt = (m: number, involved: string[]): { missing: string[] } | { a: Map<string, bigint>; aR: bigint } => {
+    const others = involved.filter((c) => c !== reporting);
+    const needed = others.length > 0 ? [...others, reporting] : [];
+    const missing = needed.filter((c) => rateOf(c, m) === undefined);
+    if (missing.length > 0) return { missing };
+    const aR = others.length > 0 ? rateOf(reporting, m)! : 1n;
+    const a = new Map(involved.map((c) => [c, c === reporting ? aR : rateOf(c, m)!]));
+    return { a, aR };
+  };
+  const activeAt = (m: number) => {
+    let n = m >= several.first && m - several.first < several.active.length ? several.active[m - several.first]! : 0;
+    for (const c of basis.currencies) if (m >= c.first && m <= last) n += c.months[m - c.first]!.active;
+    return n;
+  };
+
+  const monthly: ReportingMonth[] = [];
+  const missing: MissingRate[][] = [];
+  const D = basis.denominator;
+  for (let m = first; m <= last; m++) {
+    const now = ratesAt(m, basis.currencies.filter((c) => held(c, m) || held(c, m - 1) || held(c, m - 12)).map((c) => c.currency));
+    const before = ratesAt(m - 1, basis.currencies.filter((c) => held(c, m - 1)).map((c) => c.currency));
+    if ('missing' in now || 'missing' in before) {
+      missing.push([
+        ...('missing' in before ? before.missing.map((c) => ({ month: formatMonth(m - 1), currency: c })) : []),
+        ...('missing' in now ? now.missing.map((c) => ({ month: formatMonth(m), currency: c })) : []),
+      ]);
+      monthly.push(nullMonth(m));
+      continue;
+    }
+    const A = (c: string) => now.a.get(c) ?? 0n; // a currency with no MRR at M, M − 1 or M − 12 adds 0
+    const Aprev = (c: string) => before.a.get(c) ?? 0n;
+    const atRates = (v: Vector) => Object.entries(v).reduce((sum, [c, x]) => sum + x * A(c), 0n);
+    let mrr = 0n;
+    let prevAtNow = 0n; // last month's MRR at this month's rates
+    let prevAtPrev = 0n; // last month's MRR at its own rates
+    let keptNow = 0n;
+    let keptThen = 0n;
+    let keptMin = 0n;
+    const i = m - several.first;
+    const moves = Object.fromEntries(MOVEMENTS.map((name) => [name, { customers: several.moves[name][i] ?? 0, mrr: 0n }])) as Record<Movement, { customers: number; mrr: bigint }>;
+    for (const c of basis.currencies) {
+      const here = m >= c.first ? c.months[m - c.first] : undefined;
+      const prev = m - 1 >= c.first ? c.months[m - 1 - c.first] : undefined;
+      const a = A(c.currency);
+      if (here) {
+        mrr += here.mrr * a;
+        keptNow += here.now * a;
+        keptThen += here.then * a;
+        keptMin += here.min * a;
+        for (const name of MOVEMENTS) {
+          moves[name].customers += here.moves[name].customers;
+          moves[name].mrr += here.moves[name].mrr * a;
+        }
+      }
+      if (prev) {
+        prevAtNow += prev.mrr * a;
+        prevAtPrev += prev.mrr * Aprev(c.currency);
+      }
+    }
+    // What the rates decide: a change up in one currency and down in another, and min(now, then).
+    for (const { delta } of mixedChanges.get(m) ?? []) {
+      const change = atRates(delta);
+      if (change > 0n) {
+        moves.expansion.customers++;
+        moves.expansion.mrr += change;
+      } else if (change < 0n) {
+        moves.contraction.customers++;
+        moves.contraction.mrr -= change;
+      }
+    }
+    for (const x of mixedRetention.get(m) ?? []) {
+      const q = atRates(x.now);
+      const then = atRates(x.then);
+      keptMin += q < then ? q : then;
+    }
+    const active = activeAt(m);
+    const lastActive = activeAt(m - 1);
+    const d = D * now.aR;
+    const f = (n: bigint): Fraction => ({ n, d });
+    const net = moves.newBusiness.mrr + moves.expansion.mrr + moves.reactivation.mrr - moves.contraction.mrr - moves.churn.mrr;
+    // fxImpact: last month's MRR at this month's rates minus at its own.
+    const fx: Fraction = { n: prevAtNow * D * before.aR - prevAtPrev * d, d: d * D * before.aR };
+    monthly.push({
+      month: formatMonth(m),
+      activeCustomers: active,
+      mrr: money(f(mrr)),
+      arr: money(f(12n * mrr)),
+      arpa: active === 0 ? null : money({ n: mrr, d: d * BigInt(active) }),
+      movements: {
+        ...(Object.fromEntries(MOVEMENTS.map((name) => [name, { customers: moves[name].customers, mrr: money(f(moves[name].mrr)) }])) as Record<Movement, { customers: number; mrr: string }>),
+        netNewMrr: money(f(net)),
+        fxImpact: money(fx),
+      },
+      rates: {
+        customerChurn: ratio({ n: BigInt(moves.churn.customers), d: 1n }, { n: BigInt(lastActive), d: 1n }),
+        grossMrrChurn: ratio(f(moves.churn.mrr + moves.contraction.mrr), f(prevAtNow)),
+        netRevenueRetention: ratio(f(keptNow), f(keptThen)),
+        grossRevenueRetention: ratio(f(keptMin), f(keptThen)),
+      },
+    });
+    missing.push([]);
+  }
+  return { currency: reporting, monthly, missing };
+}
+
+function groupByMonth<T extends { month: number }>(list: readonly T[]): Map<number, T[]> {
+  const out = new Map<number, T[]>();
+  for (const x of list) {
+    let at = out.get(x.month);
+    if (at === undefined) out.set(x.month, (at = []));
+    at.push(x);
+  }
+  return out;
+}
+
+/** The absent rates of some months, each once, ordered by month then currency. */
+export function missingRates(lists: readonly MissingRate[][]): MissingRate[] {
+  const all = new Map<string, MissingRate>();
+  for (const list of lists) for (const x of list) all.set(`${x.month}:${x.currency}`, x);
+  return [...all.values()].sort((a, b) => (a.month < b.month ? -1 : a.month > b.month ? 1 : a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0));
+}

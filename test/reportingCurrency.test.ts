@@ -1,0 +1,356 @@
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { HEADER, newDataset, postCsv } from './support/ingest.ts';
+import { useService } from './support/service.ts';
+import { purgeVersionsPastRetention } from '../shared/domain/versionRetention.ts';
+import { bookCsv, books } from './support/books.ts';
+import { referenceReporting, type ReferenceRates, type ReferenceRow } from './support/metricsReference.ts';
+import { MetricsBook } from '../shared/figures/book.ts';
+import { contractTerm } from '../shared/figures/definitions.ts';
+import { packChanges, unpackChanges } from '../shared/figures/customerChanges.ts';
+import { type ExactStep, FxBasisBuilder } from '../shared/figures/fxBasis.ts';
+import { convert, missingRates, RATE_SCALE } from '../shared/figures/reporting.ts';
+
+const none = { customers: 0, mrr: '0.00' };
+const NO_RETENTION = { netRevenueRetention: null, grossRevenueRetention: null };
+
+describe('one reporting currency', function () {
+  this.timeout(240_000);
+  const svc = useService();
+
+  const rates = (k: string, base: string, list: [string, string, string][]) =>
+    svc.request('/v1/exchange-rates', { key: k, json: { base, rates: list.map(([month, currency, rate]) => ({ month, currency, rate })) } });
+  const metrics = async (k: string, ds: string, query: string) => {
+    const reply = await svc.request(`/v1/datasets/${ds}/metrics?${query}`, { key: k });
+    expect(reply.status, reply.text).to.equal(200);
+    return reply.json;
+  };
+
+  describe('sets of rates', () => {
+    it('when a set is uploaded as JSON, then it answers 201 fx_…, is listed newest first, read with its rates, and is the event exchange_rates.created', async () => {
+      const { key: k } = await svc.tenant();
+      const first = await rates(k, 'EUR', [['2024-01', 'USD', '0.9']]);
+      expect(first.status, first.text).to.equal(201);
+      const made = await rates(k, 'EUR', [
+        ['2024-02', 'USD', '0.8123456789'],
+        ['2024-01', 'USD', '0.9'],
+        ['2024-01', 'GBP', '1.17'],
+      ]);
+      expect(made.status, made.text).to.equal(201);
+      expect(made.json).to.include({ object: 'exchange_rates', base: 'EUR', from: '2024-01', to: '2024-02' });
+      expect(made.json.id).to.match(/^fx_/);
+      expect(made.json.currencies).to.deep.equal(['GBP', 'USD']);
+      expect(made.headers.get('location')).to.equal(`${svc.config.baseUrl}/v1/exchange-rates/${made.json.id}`);
+      const one = await svc.request(`/v1/exchange-rates/${made.json.id}`, { key: k });
+      expect(one.json).to.deep.equal({
+        ...made.json,
+        rates: [
+          { month: '2024-01', currency: 'GBP', rate: '1.17' },
+          { month: '2024-01', currency: 'USD', rate: '0.9' },
+          { month: '2024-02', currency: 'USD', rate: '0.8123456789' },
+        ],
+      });
+      const list = await svc.request('/v1/exchange-rates?limit=1', { key: k });
+      expect(list.json.data).to.deep.equal([made.json]);
+      const next = await svc.request(`/v1/exchange-rates?limit=1&cursor=${list.json.nextCursor}`, { key: k });
+      expect(next.json).to.deep.equal({ object: 'list', data: [first.json], nextCursor: null });
+      const events = await svc.request('/v1/events?type=exchange_rates.created', { key: k });
+      expect(events.json.data.map((e: { data: { object: unknown } }) => e.data.object)).to.deep.equal([made.json, first.json]);
+    });
+
+    it('when a set is uploaded as CSV, then the base line, an optional header and the records make the same set', async () => {
+      const { key: k } = await svc.tenant();
+      const made = await svc.request('/v1/exchange-rates', { key: k, body: 'base,EUR\nmonth,currency,rate\n2024-01,USD,0.9\n2024-01,GBP,1.17\n', headers: { 'content-type': 'text/csv' } });
+      expect(made.status, made.text).to.equal(201);
+      expect(made.json).to.include({ base: 'EUR', from: '2024-01', to: '2024-01' });
+      expect((await svc.request(`/v1/exchange-rates/${made.json.id}`, { key: k })).json.rates).to.deep.equal([
+        { month: '2024-01', currency: 'GBP', rate: '1.17' },
+        { month: '2024-01', currency: 'USD', rate: '0.9' },
+      ]);
+    });
+
+    it('when records are bad, then one 400 bad-request lists every problem by its place, and nothing is kept', async () => {
+      const { key: k } = await svc.tenant();
+      const bad = await rates(k, 'EUR', [
+        ['2024-13', 'USD', '0.9'],
+        ['2024-01', 'usd', '0.9'],
+        ['2024-01', 'USD', '0'],
+        ['2024-01', 'GBP', '1.12345678901'],
+        ['2024-01', 'EUR', '1'],
+        ['2024-02', 'USD', '-1'],
+        ['2024-03', 'USD', '0.9'],
+        ['2024-03', 'USD', '0.8'],
+      ]);
+      expect(bad.status).to.equal(400);
+      expect(bad.json.type).to.equal(`${svc.config.errorsBase}/bad-request`);
+      expect(bad.json.errors.map((e: { field: string; code: string }) => `${e.field}:${e.code}`)).to.deep.equal([
+        'rates[0].month:invalid',
+        'rates[1].currency:invalid',
+        'rates[2].rate:invalid',
+        'rates[3].rate:invalid',
+        'rates[4].currency:invalid',
+        'rates[5].rate:invalid',
+        'rates[7]:duplicate',
+      ]);
+      const csv = await svc.request('/v1/exchange-rates', { key: k, body: 'base,eur\n2024-01,USD,x\n2024-01,GBP\n', headers: { 'content-type': 'text/csv' } });
+      expect(csv.status).to.equal(400);
+      expect(csv.json.errors.map((e: { field: string }) => e.field)).to.deep.equal(['base', 'rates[0].rate', 'rates[1].rate']);
+      const shapes = await svc.request('/v1/exchange-rates', { key: k, json: { base: 'EUR', rates: [] } });
+      expect([shapes.status, shapes.json.errors[0].field]).to.deep.equal([400, 'rates']);
+      const xml = await svc.request('/v1/exchange-rates', { key: k, body: '<rates/>', headers: { 'content-type': 'application/xml' } });
+      expect(xml.status).to.equal(415);
+      expect((await svc.request('/v1/exchange-rates', { key: k })).json.data).to.deep.equal([]);
+      expect((await svc.request('/v1/events?type=exchange_rates.created', { key: k })).json.data).to.deep.equal([]);
+    });
+
+    it('when a creation is sent again with its Idempotency-Key, then the answer is replayed and one set is kept', async () => {
+      const { key: k } = await svc.tenant();
+      const body = { key: k, idempotencyKey: 'rates-once', json: { base: 'EUR', rates: [{ month: '2024-01', currency: 'USD', rate: '0.9' }] } };
+      const a = await svc.request('/v1/exchange-rates', body);
+      const b = await svc.request('/v1/exchange-rates', body);
+      expect(a.status).to.equal(201);
+      expect(b.status).to.equal(201);
+      expect(b.text).to.equal(a.text);
+      expect(b.headers.get('idempotent-replayed')).to.equal('true');
+      expect((await svc.request('/v1/exchange-rates', { key: k })).json.data).to.have.length(1);
+      expect((await svc.request('/v1/events?type=exchange_rates.created', { key: k })).json.data).to.have.length(1);
+    });
+
+    it('when sets are made in test and in live mode, then each mode sees and converts with its own only', async () => {
+      const { key: testKey, accountId: acc } = await svc.tenant();
+      const liveKey = await svc.key(acc, 'live');
+      const testSet = await rates(testKey, 'EUR', [['2024-01', 'USD', '0.5']]);
+      expect((await svc.request('/v1/exchange-rates', { key: liveKey })).json.data).to.deep.equal([]);
+      expect((await svc.request(`/v1/exchange-rates/${testSet.json.id}`, { key: liveKey })).status).to.equal(404);
+      const csv = [HEADER, 'c1,Cy,Pro,2024-01-01,2024-01-31,100.00,USD'].join('\n');
+      const liveDs = await newDataset(svc, liveKey);
+      expect((await postCsv(svc, liveKey, liveDs, csv)).status).to.equal(201);
+      const noSet = await svc.request(`/v1/datasets/${liveDs}/metrics?reportingCurrency=EUR`, { key: liveKey });
+      expect([noSet.status, noSet.json.errors?.[0]?.code]).to.deep.equal([400, 'no_exchange_rates']);
+      const liveSet = await rates(liveKey, 'EUR', [['2024-01', 'USD', '0.25'], ['2024-02', 'USD', '0.25']]);
+      const testDs = await newDataset(svc, testKey);
+      expect((await postCsv(svc, testKey, testDs, csv)).status).to.equal(201);
+      const inTest = await metrics(testKey, testDs, 'reportingCurrency=EUR&to=2024-01');
+      const inLive = await metrics(liveKey, liveDs, 'reportingCurrency=EUR&to=2024-01');
+      expect([inTest.reporting.exchangeRatesId, inTest.reporting.monthly[0].mrr]).to.deep.equal([testSet.json.id, '50.00']);
+      expect([inLive.reporting.exchangeRatesId, inLive.reporting.monthly[0].mrr]).to.deep.equal([liveSet.json.id, '25.00']);
+    });
+  });
+
+  describe('the metrics in one currency', () => {
+    it('when a customer holds two currencies and another churns, then the figures are the hand-computed ones: the customer is the unit, churn is valued at the churn month\'s rates', async () => {
+      const { key: k } = await svc.tenant();
+      const ds = await newDataset(svc, k);
+      const csv = [
+        HEADER,
+        // Ann: 100.00 EUR a month January to March, 100.00 USD a month January and February.
+        'a1,Ann,Pro,2024-01-01,2024-03-31,300.00,EUR',
+        'a2,Ann,Pro,2024-01-01,2024-02-29,200.00,USD',
+        // Bob: 200.00 USD a month in February and March; churns in April.
+        'b1,Bob,Pro,2024-02-01,2024-03-31,400.00,USD',
+      ].join('\n');
+      expect((await postCsv(svc, k, ds, csv)).status).to.equal(201);
+      const before = await svc.request(`/v1/datasets/${ds}/metrics?reportingCurrency=EUR`, { key: k });
+      expect(before.status).to.equal(400);
+      await rates(k, 'EUR', [['2024-01', 'USD', '0.9'], ['2024-02', 'USD', '0.8'], ['2024-03', 'USD', '0.8'], ['2024-04', 'USD', '0.7']]);
+      const m = await metrics(k, ds, 'reportingCurrency=EUR');
+      const plain = await metrics(k, ds, '');
+      expect(m.monthly).to.deep.equal(plain.monthly);
+      expect(m.reporting.currency).to.equal('EUR');
+      expect(m.reporting.missingRates).to.deep.equal([]);
+      expect(m.reporting.monthly.map((r: { month: string }) => r.month)).to.deep.equal(['2024-01', '2024-02', '2024-03', '2024-04']);
+      const [jan, feb, mar, apr] = m.reporting.monthly;
+      // January: Ann is one customer of 100 + 100 × 0.9.
+      expect(jan).to.deep.equal({
+        month: '2024-01', activeCustomers: 1, mrr: '190.00', arr: '2280.00', arpa: '190.00',
+        movements: { newBusiness: { customers: 1, mrr: '190.00' }, expansion: none, contraction: none, churn: none, reactivation: none, netNewMrr: '190.00', fxImpact: '0.00' },
+        rates: { customerChurn: null, grossMrrChurn: null, ...NO_RETENTION },
+      });
+      // February: Ann unchanged (no movement: both month ends at February's rates), her USD worth 10.00 less: fxImpact.
+      expect(feb).to.deep.equal({
+        month: '2024-02', activeCustomers: 2, mrr: '340.00', arr: '4080.00', arpa: '170.00',
+        movements: { newBusiness: { customers: 1, mrr: '160.00' }, expansion: none, contraction: none, churn: none, reactivation: none, netNewMrr: '160.00', fxImpact: '-10.00' },
+        rates: { customerChurn: '0.0000', grossMrrChurn: '0.0000', ...NO_RETENTION },
+      });
+      // March: Ann's USD ends: contraction of 80.00 (at March's rates), 80 ÷ 340 of last month's MRR.
+      expect(mar.movements).to.deep.equal({ newBusiness: none, expansion: none, contraction: { customers: 1, mrr: '80.00' }, churn: none, reactivation: none, netNewMrr: '-80.00', fxImpact: '0.00' });
+      expect(mar.rates).to.deep.equal({ customerChurn: '0.0000', grossMrrChurn: '0.2353', ...NO_RETENTION });
+      // April: both churn; Bob's 200.00 USD at April's 0.7 is 140.00 (not March's 160.00): the rest is fxImpact.
+      expect(apr).to.deep.equal({
+        month: '2024-04', activeCustomers: 0, mrr: '0.00', arr: '0.00', arpa: null,
+        movements: { newBusiness: none, expansion: none, contraction: none, churn: { customers: 2, mrr: '240.00' }, reactivation: none, netNewMrr: '-240.00', fxImpact: '-20.00' },
+        rates: { customerChurn: '1.0000', grossMrrChurn: '1.0000', ...NO_RETENTION },
+      });
+      // In USD: each month's figures ÷ that month's USD rate; February's fxImpact is January's MRR (100 EUR + 100 USD) at February's rates minus at January's.
+      const usd = await metrics(k, ds, 'reportingCurrency=USD&from=2024-01&to=2024-02');
+      expect(usd.reporting.monthly.map((r: { mrr: string; movements: { fxImpact: string } }) => [r.mrr, r.movements.fxImpact])).to.deep.equal([
+        ['211.11', '0.00'],
+        ['425.00', '13.89'],
+      ]);
+      const unknown = await svc.request(`/v1/datasets/${ds}/metrics?reportingCurrency=JPY`, { key: k });
+      expect([unknown.status, unknown.json.errors[0].code]).to.deep.equal([400, 'unknown_currency']);
+      const malformed = await svc.request(`/v1/datasets/${ds}/metrics?reportingCurrency=usd`, { key: k });
+      expect([malformed.status, malformed.json.errors[0].field]).to.deep.equal([400, 'reportingCurrency']);
+      const { exchangeRatesId: _id, ...figures } = m.reporting;
+      expect(figures).to.deep.equal(referenceReporting(refRows(csv), { base: 'EUR', rates: [['2024-01', 'USD', '0.9'], ['2024-02', 'USD', '0.8'], ['2024-03', 'USD', '0.8'], ['2024-04', 'USD', '0.7']] }, 'EUR'));
+    });
+
+    it('when a superseded version\'s rows are purged before any reporting read, then its reporting series is still the customer-as-unit one (its customers of several currencies are read before they go)', async () => {
+      const { key: k } = await svc.tenant();
+      const ds = await newDataset(svc, k);
+      const csv = [HEADER, 'a1,Ann,Pro,2024-01-01,2024-03-31,300.00,EUR', 'a2,Ann,Pro,2024-01-01,2024-02-29,200.00,USD', 'b1,Bob,Pro,2024-02-01,2024-03-31,400.00,USD'].join('\n');
+      const old = await postCsv(svc, k, ds, csv);
+      expect((await postCsv(svc, k, ds, `${HEADER}\nc1,Cy,Pro,2024-01-01,2024-12-31,1200.00,EUR\n`)).status).to.equal(201);
+      const set: [string, string, string][] = [['2024-01', 'USD', '0.9'], ['2024-02', 'USD', '0.8'], ['2024-03', 'USD', '0.8'], ['2024-04', 'USD', '0.7']];
+      await rates(k, 'EUR', set);
+      await svc.db.query(`UPDATE versions SET superseded_at = now() - interval '31 days' WHERE id = $1`, [old.json.id]);
+      expect((await purgeVersionsPastRetention(svc.db, svc.blobs, 30)).versions).to.be.at.least(1);
+      const m = await metrics(k, ds, `versionId=${old.json.id}&reportingCurrency=EUR`);
+      expect(m.reporting.monthly[0]).to.include({ month: '2024-01', activeCustomers: 1, mrr: '190.00' });
+      const { exchangeRatesId: _id, ...figures } = m.reporting;
+      expect(figures).to.deep.equal(referenceReporting(refRows(csv), { base: 'EUR', rates: set }, 'EUR'));
+    });
+
+    it('when a rate changes with no business change, then fxImpact alone moves; a month missing a rate is null in every figure and listed once', async () => {
+      const { key: k } = await svc.tenant();
+      const ds = await newDataset(svc, k);
+      // Cy: 100.00 USD a month through 2024; churn shows in 2025-01.
+      const csv = [HEADER, 'c1,Cy,Pro,2024-01-01,2024-12-31,1200.00,USD'].join('\n');
+      expect((await postCsv(svc, k, ds, csv)).status).to.equal(201);
+      const months = ['01', '02', '04', '05', '06', '07', '08', '09', '10', '11', '12'].map((mm) => `2024-${mm}`);
+      const set = await rates(k, 'EUR', months.map((month, i) => [month, 'USD', i === 0 ? '0.9' : '0.95']));
+      const m = await metrics(k, ds, 'reportingCurrency=EUR');
+      const byMonth = Object.fromEntries(m.reporting.monthly.map((r: { month: string }) => [r.month, r]));
+      expect(byMonth['2024-02']).to.deep.equal({
+        month: '2024-02', activeCustomers: 1, mrr: '95.00', arr: '1140.00', arpa: '95.00',
+        movements: { newBusiness: none, expansion: none, contraction: none, churn: none, reactivation: none, netNewMrr: '0.00', fxImpact: '5.00' },
+        rates: { customerChurn: '0.0000', grossMrrChurn: '0.0000', ...NO_RETENTION },
+      });
+      const nothing = { customers: null, mrr: null };
+      const nullMonth = (month: string) => ({
+        month, activeCustomers: null, mrr: null, arr: null, arpa: null,
+        movements: { newBusiness: nothing, expansion: nothing, contraction: nothing, churn: nothing, reactivation: nothing, netNewMrr: null, fxImpact: null },
+        rates: { customerChurn: null, grossMrrChurn: null, netRevenueRetention: null, grossRevenueRetention: null },
+      });
+      // March has no USD rate: March is null, and April too (it values March's MRR at March's rates for fxImpact).
+      expect(byMonth['2024-03']).to.deep.equal(nullMonth('2024-03'));
+      expect(byMonth['2024-04']).to.deep.equal(nullMonth('2024-04'));
+      expect(byMonth['2024-05'].mrr).to.equal('95.00');
+      expect(byMonth['2025-01']).to.deep.equal(nullMonth('2025-01'));
+      expect(m.reporting.missingRates).to.deep.equal([{ month: '2024-03', currency: 'USD' }, { month: '2025-01', currency: 'USD' }]);
+      expect(m.reporting.exchangeRatesId).to.equal(set.json.id);
+      // A slice lists the rates its own months lack.
+      const sliced = await metrics(k, ds, 'reportingCurrency=EUR&from=2024-04&to=2024-06');
+      expect(sliced.reporting.monthly).to.deep.equal([byMonth['2024-04'], byMonth['2024-05'], byMonth['2024-06']]);
+      expect(sliced.reporting.missingRates).to.deep.equal([{ month: '2024-03', currency: 'USD' }]);
+    });
+  });
+
+  describe('against the reference', () => {
+    const CURRENCIES = ['EUR', 'USD', 'GBP', 'JPY'];
+    const rate = fc.oneof(
+      fc.integer({ min: 1, max: 99_999 }).map((n) => `0.${String(n).padStart(5, '0')}`),
+      fc.bigInt({ min: 1n, max: 10n ** 12n }).map((n) => {
+        const s = n.toString().padStart(11, '0');
+        return `${s.slice(0, -10)}.${s.slice(-10)}`;
+      }),
+      fc.constantFrom('1', '2', '0.5', '1.25'),
+    );
+    /** Rates for 2021-12 to 2031-12 of the book's currencies, now and then one missing. */
+    const rateSets = fc.record({
+      base: fc.constantFrom('EUR', 'USD', 'CHF'),
+      reporting: fc.constantFrom('EUR', 'USD', 'GBP', 'JPY', 'CHF'),
+      changes: fc.array(rate, { minLength: 1, maxLength: 6 }),
+      missing: fc.array(fc.tuple(fc.integer({ min: 0, max: 121 }), fc.constantFrom(...CURRENCIES)), { maxLength: 3 }),
+      seed: fc.integer({ min: 0, max: 1000 }),
+    }).map(({ base, reporting, changes, missing, seed }): { set: ReferenceRates; reporting: string } => {
+      const list: [string, string, string][] = [];
+      for (let i = 0; i <= 121; i++) {
+        const k = 2021 * 12 + 11 + i;
+        const month = `${Math.floor(k / 12)}-${String((k % 12) + 1).padStart(2, '0')}`;
+        CURRENCIES.forEach((c, j) => {
+          if (c === base || missing.some(([mi, mc]) => mi === i && mc === c)) return;
+          list.push([month, c, changes[(i * 7 + j * 3 + seed) % changes.length]!]);
+        });
+      }
+      return { set: { base, rates: list }, reporting: reporting === 'CHF' ? base : reporting };
+    });
+
+    it('when books and sets of rates are generated, then the conversion of the customers\' stored changes equals the reference (without a service)', () => {
+      fc.assert(
+        fc.property(books(8), rateSets, (rows, { set, reporting }) => {
+          const mine = convertInProcess(rows, set, reporting);
+          const ref = referenceReporting(rows, set, reporting);
+          const at = mine.monthly.findIndex((x, i) => JSON.stringify(x) !== JSON.stringify(ref.monthly[i]));
+          expect(mine.monthly[at], `month ${at}`).to.deep.equal(ref.monthly[at]);
+          expect(mine).to.deep.equal(ref);
+        }),
+        { numRuns: 100 },
+      );
+    });
+
+    it('when books of several currencies and sets of rates (some missing) are generated, then the reporting series equals the reference', async () => {
+      const { key: k } = await svc.tenant();
+      await fc.assert(
+        fc.asyncProperty(books(6), rateSets, async (rows, { set, reporting }) => {
+          const ds = await newDataset(svc, k);
+          const built = await postCsv(svc, k, ds, bookCsv(rows));
+          expect(built.status, built.text).to.equal(201);
+          const made = await rates(k, set.base, set.rates);
+          expect(made.status, made.text).to.equal(201);
+          const m = await metrics(k, ds, `reportingCurrency=${reporting}`);
+          const ref = referenceReporting(rows, set, reporting);
+          const at = m.reporting.monthly.findIndex((x: unknown, i: number) => JSON.stringify(x) !== JSON.stringify(ref.monthly[i]));
+          expect(m.reporting.monthly[at], `month ${at}`).to.deep.equal(ref.monthly[at]);
+          const { exchangeRatesId: _id, ...figures } = m.reporting;
+          expect(figures).to.deep.equal(ref);
+        }),
+        { numRuns: 40 },
+      );
+    });
+  });
+});
+
+/** The book's changes as a build stores them (packed, exact), made a basis and converted: the service's way, in this process. */
+function convertInProcess(rows: ReferenceRow[], set: ReferenceRates, reporting: string) {
+  const day = (s: string) => Date.UTC(Number(s.slice(0, 4)), Number(s.slice(5, 7)) - 1, Number(s.slice(8, 10))) / 86_400_000;
+  const cents = (amount: string) => BigInt(amount.replace('.', '')) * (amount.includes('.') ? 10n ** BigInt(2 - amount.split('.')[1]!.length) : 100n);
+  const book = new MetricsBook();
+  const customers = new Map<string, Record<string, ExactStep[]>>();
+  const groups = new Map<string, ReferenceRow[]>();
+  for (const r of rows) groups.set(`${r.currency}\u0000${r.customer}`, [...(groups.get(`${r.currency}\u0000${r.customer}`) ?? []), r]);
+  for (const [k, list] of groups) {
+    const [currency, customer] = k.split('\u0000') as [string, string];
+    const changes = book.addCustomer(currency, list.map((r) => contractTerm(day(r.startDate!), day(r.endDate!), cents(r.amount!))));
+    if (changes.length === 0) continue;
+    const stored = unpackChanges(changes[0]!.month, packChanges(changes));
+    const mine = customers.get(customer) ?? {};
+    mine[currency] = stored.map((c) => ({ month: c.month, movement: c.movement, n: c.mrr, den: c.den }));
+    customers.set(customer, mine);
+  }
+  // As a version built before there was a basis keeps it (every customer's changes), and as a build does (its book's cells, less the customers of several currencies).
+  const builder = new FxBasisBuilder(book.bounds());
+  for (const [customer, steps] of customers) builder.addCustomer(customer, steps);
+  const built = new FxBasisBuilder(book.bounds(), book.exactCells());
+  for (const [customer, steps] of customers) built.addCustomer(customer, steps);
+  const table = new Map<string, Map<number, bigint>>();
+  for (const [month, currency, rate] of set.rates) {
+    const [whole, frac = ''] = rate.split('.');
+    if (!table.has(currency)) table.set(currency, new Map());
+    table.get(currency)!.set(Number(month.slice(0, 4)) * 12 + Number(month.slice(5, 7)) - 1, BigInt(whole!) * RATE_SCALE + BigInt(frac.padEnd(10, '0')));
+  }
+  const out = convert(builder.done(), { base: set.base, rates: table }, reporting);
+  expect(convert(built.done(), { base: set.base, rates: table }, reporting)).to.deep.equal(out);
+  return { currency: out.currency, monthly: out.monthly, missingRates: missingRates(out.missing) };
+}
+
+/** Hand-written rows as the reference takes them. */
+function refRows(csv: string) {
+  return csv
+    .split('\n')
+    .slice(1)
+    .map((line) => {
+      const [, customer, , startDate, endDate, amount, currency] = line.split(',');
+      return { customer: customer!, startDate, endDate, amount, currency };
+    });
+}
