@@ -2,7 +2,9 @@
 // size, EXPRESS_BUILD_CONCURRENCY of small files), started with the worker
 // and kept warm, so that a small upload does not pay for a thread's start (tens of ms) on every
 // build. Each thread's heap is capped (BUILD_HEAP_MB): a build that runs out of memory ends its
-// thread, which is replaced, while the worker process and the other builds go on.
+// thread, which is replaced, while the worker process and the other builds go on. Of a lane's
+// threads, at most TALLY_THREADS count their builds' rows on a tally thread beside them (the others
+// count in their own thread), and a build takes such a thread first when one is idle.
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -24,6 +26,14 @@ const YOUNG_GENERATION_MB = 12;
 const ABORT_GRACE_MS = 5_000;
 /** How far a thread's heap limit may be from its old plus young generation before it is reported. */
 const HEAP_LIMIT_TOLERANCE_MB = 16;
+/**
+ * A thread whose heap holds more than this after a build is ended and replaced by a fresh one
+ * (whose heap is its code, 16 to 22 MiB): V8 keeps the pages a large build grew into (a tally
+ * counted in the thread, say), and with several build threads in one worker those kept pages
+ * were a large part of its memory. Starting a thread costs tens of milliseconds, after a build
+ * large enough to need them.
+ */
+const RETIRE_ABOVE_MB = 32;
 /** Between attempts to replace a thread that could not start. */
 const RESPAWN_DELAY_MS = 1_000;
 
@@ -62,11 +72,15 @@ type Running = { settle(message: FromBuildThread): void; fail(error: Error): voi
 
 /** Told how each build that returned ended, before the job that asked for it is (it must not throw). */
 export type OnBuilt = (versionId: string, summary: BuildSummary) => void;
-type Slot = { worker: Worker; running?: Running };
+/** `tally`: whether the thread counts its builds' rows on a tally thread of its own. */
+type Slot = { worker: Worker; tally: boolean; running?: Running; retired?: boolean };
+
+/** A lane's threads: how many, and how many of them have a tally thread. */
+export type LaneThreads = { threads: number; tallyThreads: number };
 
 export class BuildThreads {
-  private readonly data: BuildThreadData;
-  private readonly size: number;
+  private readonly data: Omit<BuildThreadData, 'tallyThread'>;
+  private readonly lane: LaneThreads;
   private readonly log: Logger;
   /** Threads that started (ready or not), to end at close. */
   private readonly workers = new Set<Worker>();
@@ -78,10 +92,10 @@ export class BuildThreads {
   private limitChecked = false;
   private readonly onBuilt: OnBuilt | undefined;
 
-  /** `size` threads (a lane's build slots), each counting its builds' rows on a tally thread of its own or not (data.tallyThread). */
-  constructor(data: BuildThreadData, size: number, log: Logger, onBuilt?: OnBuilt) {
+  /** A lane's build slots, `lane.tallyThreads` of them counting their builds' rows on a tally thread of their own. */
+  constructor(data: Omit<BuildThreadData, 'tallyThread'>, lane: LaneThreads, log: Logger, onBuilt?: OnBuilt) {
     this.data = data;
-    this.size = size;
+    this.lane = lane;
     this.log = log;
     this.onBuilt = onBuilt;
   }
@@ -97,7 +111,7 @@ export class BuildThreads {
    * thread would (the express lane's builds then go to the other lane).
    */
   async start(orElse?: 'without'): Promise<void> {
-    const started = await Promise.allSettled(Array.from({ length: this.size }, () => this.spawn()));
+    const started = await Promise.allSettled(Array.from({ length: this.lane.threads }, (_, i) => this.spawn(i < this.lane.tallyThreads)));
     const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (!failed) return;
     if (orElse === 'without' && failed.reason instanceof BuildOutOfMemory && this.slots.size === 0) {
@@ -165,9 +179,11 @@ export class BuildThreads {
     await Promise.all([...this.workers].map((worker) => worker.terminate()));
   }
 
+  /** An idle thread, one with a tally thread first (a build counts faster there). */
   private take(): Promise<Slot> {
     if (this.closing) return Promise.reject(new Error('the build threads are closing'));
-    const slot = this.idle.pop();
+    const withTally = this.idle.findLastIndex((slot) => slot.tally);
+    const slot = withTally >= 0 ? this.idle.splice(withTally, 1)[0] : this.idle.pop();
     if (slot) return Promise.resolve(slot);
     return new Promise((resolve, reject) => this.waiting.push({ resolve, reject }));
   }
@@ -179,15 +195,15 @@ export class BuildThreads {
     else this.idle.push(slot);
   }
 
-  private spawn(): Promise<void> {
+  private spawn(tally: boolean): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const limitMb = this.data.heapMb;
       const worker = new Worker(ENTRY, {
-        workerData: this.data,
+        workerData: { ...this.data, tallyThread: tally } satisfies BuildThreadData,
         resourceLimits: { maxOldGenerationSizeMb: limitMb, maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
       });
       this.workers.add(worker);
-      const slot: Slot = { worker };
+      const slot: Slot = { worker, tally };
       let ready = false;
       let failure: (Error & { code?: string }) | undefined;
       worker.on('message', (message: FromBuildThread) => {
@@ -202,7 +218,8 @@ export class BuildThreads {
         }
         const running = slot.running;
         slot.running = undefined;
-        this.release(slot);
+        if (message.heapMb > RETIRE_ABOVE_MB && !this.closing) this.retire(slot);
+        else this.release(slot);
         running?.settle(message);
       });
       worker.on('error', (error) => (failure = error));
@@ -217,10 +234,18 @@ export class BuildThreads {
         running?.fail(died);
         if (!ready) return reject(died);
         if (this.closing) return;
+        if (slot.retired) return this.replace(tally);
         this.log.warn({ err: died }, 'build thread ended; starting another');
-        this.replace();
+        this.replace(tally);
       });
     });
+  }
+
+  /** Ends a thread whose heap grew (RETIRE_ABOVE_MB); it is replaced when it has ended. */
+  private retire(slot: Slot): void {
+    slot.retired = true;
+    this.slots.delete(slot);
+    void slot.worker.terminate();
   }
 
   /**
@@ -237,11 +262,11 @@ export class BuildThreads {
   }
 
   /** Starts a thread in place of one that ended, until one starts (or the threads close). */
-  private replace(): void {
-    this.spawn().catch((error: unknown) => {
+  private replace(tally: boolean): void {
+    this.spawn(tally).catch((error: unknown) => {
       if (this.closing) return;
       this.log.error({ err: error }, 'build thread could not start; trying again');
-      setTimeout(() => this.replace(), RESPAWN_DELAY_MS).unref();
+      setTimeout(() => this.replace(tally), RESPAWN_DELAY_MS).unref();
     });
   }
 }
