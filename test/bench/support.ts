@@ -9,25 +9,19 @@ import { projectRoot } from '../../shared/platform/paths.ts';
 import { CONTRACT_HEADER, contractBlocks } from '../support/contracts.ts';
 
 /**
- * The node flags and environment (`env NAME=value … node …`) the Procfile gives the process that
- * runs `script` (none for a script it does not run, such as the benches' own servers), so that a
- * bench measures the processes as they run in production; BENCH_NODE_FLAGS (space-separated)
- * replaces the flags, for experiments.
+ * The node flags the Procfile gives the process that runs `script` (none for a script it does not
+ * run, such as the benches' own servers), so that a bench measures the processes as they run in
+ * production; BENCH_NODE_FLAGS (space-separated) replaces them, for experiments.
  */
-async function procfileCommand(script: string): Promise<{ flags: string[]; env: Record<string, string> }> {
+async function nodeFlags(script: string): Promise<string[]> {
+  const override = process.env['BENCH_NODE_FLAGS'];
+  if (override !== undefined) return override.split(' ').filter((flag) => flag !== '');
   const procfile = await readFile(`${projectRoot}/Procfile`, 'utf8');
-  let command = { flags: [] as string[], env: {} as Record<string, string> };
   for (const line of procfile.split('\n')) {
     const words = line.replace(/^[\w-]+:/, '').trim().split(/\s+/);
-    if (words[0] === 'env') words.shift();
-    const assignments = words.splice(0, words.findIndex((word) => !/^\w+=/.test(word)));
-    if (words[0] === 'node' && words.at(-1) === script) {
-      command = { flags: words.slice(1, -1), env: Object.fromEntries(assignments.map((a) => [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)])) };
-    }
+    if (words[0] === 'node' && words.at(-1) === script) return words.slice(1, -1);
   }
-  const override = process.env['BENCH_NODE_FLAGS'];
-  if (override !== undefined) command.flags = override.split(' ').filter((flag) => flag !== '');
-  return command;
+  return [];
 }
 
 /**
@@ -41,8 +35,7 @@ export async function startServer(
   ready: RegExp | 'healthz',
   onLine?: (line: string) => void,
 ): Promise<ChildProcess> {
-  const command = await procfileCommand(script);
-  const child = spawn(process.execPath, [...command.flags, script], { cwd: projectRoot, env: { ...process.env, ...command.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...(await nodeFlags(script)), script], { cwd: projectRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   let output = '';
   let pending = '';
   child.stdout!.on('data', (chunk: Buffer) => {
