@@ -364,29 +364,5 @@ describe('metrics and catalog', () => {
         await local.stop();
       }
     });
-
-    it('when a tally thread holds more heap than allowed after a build, then it is ended between builds and the next build counts on a fresh one', async () => {
-      const local = await startService({ worker: false });
-      const tally = new TallyThread(192);
-      try {
-        const tenant = await local.tenant();
-        const ds = await newDataset(local, tenant.key);
-        const first = await postCsv(local, tenant.key, ds, contractsCsv(10_000), { wait: 0 });
-        expect(await buildNow(local, first.json.id, { tallyFeed: (limits) => tally.feed(limits) })).to.include({ outcome: 'active', readsIn: 'node' });
-        expect(tally.running).to.equal(true);
-        // Under the limit, the thread stays warm; over it, it ends.
-        await tally.retireIfAbove(1024);
-        expect(tally.running).to.equal(true);
-        await tally.retireIfAbove(1);
-        expect(tally.running).to.equal(false);
-        const second = await postCsv(local, tenant.key, ds, contractsCsv(10_000), { wait: 0 });
-        expect(await buildNow(local, second.json.id, { tallyFeed: (limits) => tally.feed(limits) })).to.include({ outcome: 'active', readsIn: 'node' });
-        expect(tally.running).to.equal(true);
-        expect(await storedReads(local.db, second.json.id)).to.deep.equal(await storedReads(local.db, first.json.id));
-      } finally {
-        await tally.close();
-        await local.stop();
-      }
-    });
   });
 });

@@ -32,11 +32,8 @@ export type ThrownByBuild = { name: string; message: string; stack?: string; cod
 /** Build thread → main thread. */
 export type FromBuildThread =
   | { type: 'ready'; heapLimitMb: number }
-  | { type: 'built'; summary: BuildSummary; heapMb: number }
-  | { type: 'threw'; error: ThrownByBuild; heapMb: number };
-
-/** The memory this thread's V8 heap holds now (its pages, live or not), in MiB. */
-const heapMb = () => Math.round(getHeapStatistics().total_physical_size / 2 ** 20);
+  | { type: 'built'; summary: BuildSummary }
+  | { type: 'threw'; error: ThrownByBuild };
 
 const port = parentPort!;
 const { config, databaseUrl, tallyThread: countApart, nice } = workerData as BuildThreadData;
@@ -48,13 +45,6 @@ const blobs = await createBlobStore(config, pool);
 // The build's rows are counted into its metrics and catalog there, while this thread reads on.
 const tallyThread = countApart ? new TallyThread(config.tallyHeapMb) : undefined;
 const tallyFeed = tallyThread && ((limits?: TallyLimits) => tallyThread.feed(limits));
-
-/**
- * The tally thread is ended after a build when its heap holds more than this (a fresh one holds
- * 10 to 14 MiB; after a build of 200,000 rows, 26 to 40); the next build of a batch of rows or
- * more starts another.
- */
-const TALLY_RETIRE_ABOVE_MB = 24;
 
 let running: AbortController | undefined;
 
@@ -78,11 +68,10 @@ port.on('message', (message: ToBuildThread) => {
   const controller = new AbortController();
   running = controller;
   buildVersionNow(pool, blobs, config, message.versionId, controller.signal, tallyFeed ? { tallyFeed } : {}).then(
-    (summary) => port.postMessage({ type: 'built', summary, heapMb: heapMb() } satisfies FromBuildThread),
-    (error: unknown) => port.postMessage({ type: 'threw', error: thrown(error), heapMb: heapMb() } satisfies FromBuildThread),
+    (summary) => port.postMessage({ type: 'built', summary } satisfies FromBuildThread),
+    (error: unknown) => port.postMessage({ type: 'threw', error: thrown(error) } satisfies FromBuildThread),
   ).finally(() => {
     if (running === controller) running = undefined;
-    void tallyThread?.retireIfAbove(TALLY_RETIRE_ABOVE_MB);
   });
 });
 

@@ -26,14 +26,6 @@ const YOUNG_GENERATION_MB = 12;
 const ABORT_GRACE_MS = 5_000;
 /** How far a thread's heap limit may be from its old plus young generation before it is reported. */
 const HEAP_LIMIT_TOLERANCE_MB = 16;
-/**
- * A thread whose heap holds more than this after a build is ended and replaced by a fresh one
- * (whose heap is its code, 16 to 22 MiB): V8 keeps the pages a large build grew into (a tally
- * counted in the thread, say), and with several build threads in one worker those kept pages
- * were a large part of its memory. Starting a thread costs tens of milliseconds, after a build
- * large enough to need them.
- */
-const RETIRE_ABOVE_MB = 32;
 /** Between attempts to replace a thread that could not start. */
 const RESPAWN_DELAY_MS = 1_000;
 
@@ -73,7 +65,7 @@ type Running = { settle(message: FromBuildThread): void; fail(error: Error): voi
 /** Told how each build that returned ended, before the job that asked for it is (it must not throw). */
 export type OnBuilt = (versionId: string, summary: BuildSummary) => void;
 /** `tally`: whether the thread counts its builds' rows on a tally thread of its own. */
-type Slot = { worker: Worker; tally: boolean; running?: Running; retired?: boolean };
+type Slot = { worker: Worker; tally: boolean; running?: Running };
 
 /** A lane's threads: how many, and how many of them have a tally thread. */
 export type LaneThreads = { threads: number; tallyThreads: number };
@@ -218,8 +210,7 @@ export class BuildThreads {
         }
         const running = slot.running;
         slot.running = undefined;
-        if (message.heapMb > RETIRE_ABOVE_MB && !this.closing) this.retire(slot);
-        else this.release(slot);
+        this.release(slot);
         running?.settle(message);
       });
       worker.on('error', (error) => (failure = error));
@@ -234,18 +225,10 @@ export class BuildThreads {
         running?.fail(died);
         if (!ready) return reject(died);
         if (this.closing) return;
-        if (slot.retired) return this.replace(tally);
         this.log.warn({ err: died }, 'build thread ended; starting another');
         this.replace(tally);
       });
     });
-  }
-
-  /** Ends a thread whose heap grew (RETIRE_ABOVE_MB); it is replaced when it has ended. */
-  private retire(slot: Slot): void {
-    slot.retired = true;
-    this.slots.delete(slot);
-    void slot.worker.terminate();
   }
 
   /**

@@ -52,21 +52,6 @@ export class TallyThread {
     return this.worker !== undefined;
   }
 
-  /**
-   * Ends the thread, between builds, when its heap holds more than `limitMb` (the next build starts
-   * a fresh one): V8 keeps the pages a large tally grew into, tens of MiB per thread.
-   */
-  async retireIfAbove(limitMb: number): Promise<void> {
-    const worker = this.worker;
-    const build = this.build;
-    if (!worker) return;
-    const { total_physical_size: bytes } = await worker.getHeapStatistics().catch(() => ({ total_physical_size: 0 }));
-    // A build that started meanwhile keeps the thread.
-    if (bytes <= limitMb * 2 ** 20 || this.worker !== worker || this.build !== build) return;
-    this.worker = undefined;
-    await worker.terminate();
-  }
-
   /** Ends the thread. */
   async close(): Promise<void> {
     const worker = this.worker;
@@ -83,8 +68,7 @@ export class TallyThread {
     });
     worker.on('error', () => {}); // told by 'exit'
     worker.once('exit', () => {
-      if (this.worker !== worker) return; // ended on purpose (close, retireIfAbove): a later build has a thread of its own
-      this.worker = undefined; // the next build starts another
+      if (this.worker === worker) this.worker = undefined; // the next build starts another
       if (this.feeding?.onThread) this.feeding.lose('its thread ended (out of memory?)'); // one counted in its build thread goes on
     });
     this.worker = worker;
