@@ -2,9 +2,7 @@
 // size, EXPRESS_BUILD_CONCURRENCY of small files), started with the worker
 // and kept warm, so that a small upload does not pay for a thread's start (tens of ms) on every
 // build. Each thread's heap is capped (BUILD_HEAP_MB): a build that runs out of memory ends its
-// thread, which is replaced, while the worker process and the other builds go on. Of a lane's
-// threads, at most TALLY_THREADS count their builds' rows on a tally thread beside them (the others
-// count in their own thread), and a build takes such a thread first when one is idle.
+// thread, which is replaced, while the worker process and the other builds go on.
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -64,15 +62,11 @@ type Running = { settle(message: FromBuildThread): void; fail(error: Error): voi
 
 /** Told how each build that returned ended, before the job that asked for it is (it must not throw). */
 export type OnBuilt = (versionId: string, summary: BuildSummary) => void;
-/** `tally`: whether the thread counts its builds' rows on a tally thread of its own. */
-type Slot = { worker: Worker; tally: boolean; running?: Running };
-
-/** A lane's threads: how many, and how many of them have a tally thread. */
-export type LaneThreads = { threads: number; tallyThreads: number };
+type Slot = { worker: Worker; running?: Running };
 
 export class BuildThreads {
-  private readonly data: Omit<BuildThreadData, 'tallyThread'>;
-  private readonly lane: LaneThreads;
+  private readonly data: BuildThreadData;
+  private readonly size: number;
   private readonly log: Logger;
   /** Threads that started (ready or not), to end at close. */
   private readonly workers = new Set<Worker>();
@@ -84,10 +78,10 @@ export class BuildThreads {
   private limitChecked = false;
   private readonly onBuilt: OnBuilt | undefined;
 
-  /** A lane's build slots, `lane.tallyThreads` of them counting their builds' rows on a tally thread of their own. */
-  constructor(data: Omit<BuildThreadData, 'tallyThread'>, lane: LaneThreads, log: Logger, onBuilt?: OnBuilt) {
+  /** `size` threads (a lane's build slots), each counting its builds' rows on a tally thread of its own or not (data.tallyThread). */
+  constructor(data: BuildThreadData, size: number, log: Logger, onBuilt?: OnBuilt) {
     this.data = data;
-    this.lane = lane;
+    this.size = size;
     this.log = log;
     this.onBuilt = onBuilt;
   }
@@ -103,7 +97,7 @@ export class BuildThreads {
    * thread would (the express lane's builds then go to the other lane).
    */
   async start(orElse?: 'without'): Promise<void> {
-    const started = await Promise.allSettled(Array.from({ length: this.lane.threads }, (_, i) => this.spawn(i < this.lane.tallyThreads)));
+    const started = await Promise.allSettled(Array.from({ length: this.size }, () => this.spawn()));
     const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (!failed) return;
     if (orElse === 'without' && failed.reason instanceof BuildOutOfMemory && this.slots.size === 0) {
@@ -171,11 +165,9 @@ export class BuildThreads {
     await Promise.all([...this.workers].map((worker) => worker.terminate()));
   }
 
-  /** An idle thread, one with a tally thread first (a build counts faster there). */
   private take(): Promise<Slot> {
     if (this.closing) return Promise.reject(new Error('the build threads are closing'));
-    const withTally = this.idle.findLastIndex((slot) => slot.tally);
-    const slot = withTally >= 0 ? this.idle.splice(withTally, 1)[0] : this.idle.pop();
+    const slot = this.idle.pop();
     if (slot) return Promise.resolve(slot);
     return new Promise((resolve, reject) => this.waiting.push({ resolve, reject }));
   }
@@ -187,15 +179,15 @@ export class BuildThreads {
     else this.idle.push(slot);
   }
 
-  private spawn(tally: boolean): Promise<void> {
+  private spawn(): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const limitMb = this.data.heapMb;
       const worker = new Worker(ENTRY, {
-        workerData: { ...this.data, tallyThread: tally } satisfies BuildThreadData,
+        workerData: this.data,
         resourceLimits: { maxOldGenerationSizeMb: limitMb, maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
       });
       this.workers.add(worker);
-      const slot: Slot = { worker, tally };
+      const slot: Slot = { worker };
       let ready = false;
       let failure: (Error & { code?: string }) | undefined;
       worker.on('message', (message: FromBuildThread) => {
@@ -226,7 +218,7 @@ export class BuildThreads {
         if (!ready) return reject(died);
         if (this.closing) return;
         this.log.warn({ err: died }, 'build thread ended; starting another');
-        this.replace(tally);
+        this.replace();
       });
     });
   }
@@ -245,11 +237,11 @@ export class BuildThreads {
   }
 
   /** Starts a thread in place of one that ended, until one starts (or the threads close). */
-  private replace(tally: boolean): void {
-    this.spawn(tally).catch((error: unknown) => {
+  private replace(): void {
+    this.spawn().catch((error: unknown) => {
       if (this.closing) return;
       this.log.error({ err: error }, 'build thread could not start; trying again');
-      setTimeout(() => this.replace(tally), RESPAWN_DELAY_MS).unref();
+      setTimeout(() => this.replace(), RESPAWN_DELAY_MS).unref();
     });
   }
 }

@@ -96,15 +96,10 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
   // Version builds run on threads of their own, whose memory is capped: see buildThreads.ts; small
   // files on threads of the express lane, which larger ones never take. Exports stay here: COPY TO
   // streams into the blob store under backpressure, in bounded memory whatever the rows hold.
-  const threads = new BuildThreads(
-    { config, databaseUrl, heapMb: config.buildHeapMb, nice: LARGE_BUILD_NICE },
-    { threads: config.workerConcurrency, tallyThreads: Math.min(config.tallyThreads, config.workerConcurrency) },
-    log,
-    options.onBuilt,
-  );
+  const threads = new BuildThreads({ config, databaseUrl, tallyThread: true, heapMb: config.buildHeapMb, nice: LARGE_BUILD_NICE }, config.workerConcurrency, log, options.onBuilt);
   const expressThreads = new BuildThreads(
-    { config, databaseUrl, heapMb: config.expressBuildHeapMb, nice: 0 },
-    { threads: config.expressBuildConcurrency, tallyThreads: 0 },
+    { config, databaseUrl, tallyThread: false, heapMb: config.expressBuildHeapMb, nice: 0 },
+    config.expressBuildConcurrency,
     log,
     options.onBuilt,
   );

@@ -22,7 +22,6 @@ const EnvSchema = z.object({
   EXPRESS_BUILD_HEAP_MB: z.coerce.number().int().min(24).max(16_384).default(48),
   BUILD_HEAP_MB: z.coerce.number().int().min(16).max(16_384).default(192),
   TALLY_HEAP_MB: z.coerce.number().int().min(16).max(16_384).default(192),
-  TALLY_THREADS: z.coerce.number().int().min(0).max(64).default(1),
   BLOB_STORE: z.enum(['postgres', 's3']).default('postgres'),
   S3_BUCKET: z.string().min(3).max(63).optional(),
   S3_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
@@ -95,8 +94,7 @@ export type Config = {
   /**
    * The old-generation heap of each build thread, in MiB: a build that needs more ends failed,
    * its worker process and the other builds go on. A build holds little that grows with its file
-   * (the tally is on a thread of its own, or, on a thread without one (TALLY_THREADS), counts into
-   * typed arrays outside the V8 heap); the largest is the tally's figures, handed over at the end.
+   * (the tally is on a thread of its own); the largest is the tally's figures, handed over at the end.
    */
   buildHeapMb: number;
   /**
@@ -105,13 +103,6 @@ export type Config = {
    * caps (shared/ingest/tally.ts).
    */
   tallyHeapMb: number;
-  /**
-   * How many of a worker's WORKER_CONCURRENCY build threads count their builds' rows on a tally
-   * thread beside them, while they read on; the others count in their own thread (more slowly). A
-   * tally thread is a V8 heap of its own (20 to 90 MiB under load), so that with two or more builds
-   * at once the worker stays within its memory; a build takes a thread with a tally thread first.
-   */
-  tallyThreads: number;
   blobStore: { kind: 'postgres' } | S3Settings;
   /** Behind a TLS-terminating proxy: honour X-Forwarded-Proto/-Host/-For. */
   trustProxy: boolean;
@@ -185,7 +176,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     expressBuildHeapMb: e.EXPRESS_BUILD_HEAP_MB,
     buildHeapMb: e.BUILD_HEAP_MB,
     tallyHeapMb: e.TALLY_HEAP_MB,
-    tallyThreads: e.TALLY_THREADS,
     blobStore:
       e.BLOB_STORE === 's3'
         ? {
