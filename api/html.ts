@@ -18,6 +18,9 @@ export const CONTENT_SECURITY_POLICY = "default-src 'none'; script-src 'none'; s
  * provider's) can go out without them; on JSON and files they cost nothing and stop sniffing.
  */
 export const securityHeaders = (): RequestHandler => (_req, res, next) => {
-  res.set({ 'Content-Security-Policy': CONTENT_SECURITY_POLICY, 'X-Frame-Options': 'DENY', 'X-Content-Type-Options': 'nosniff' });
+  // setHeader rather than Express's res.set, which looks at each name for a Content-Type first.
+  res.setHeader('Content-Security-Policy', CONTENT_SECURITY_POLICY);
+  res.setHeader('X-Frame-Options', 'DENY');
+  res.setHeader('X-Content-Type-Options', 'nosniff');
   next();
 };

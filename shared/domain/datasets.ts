@@ -1,7 +1,7 @@
 // Datasets, always read and written within one tenant: (account, mode).
 import type { Mode } from '../tenancy/apiKeys.ts';
 import type { PgBoss } from 'pg-boss';
-import { type Pool, type Queryable, withTransaction } from '../platform/db.ts';
+import { type Pool, prepared, type Queryable, withTransaction } from '../platform/db.ts';
 import { inTransaction, queues } from '../platform/queue.ts';
 import { recordEvent } from './events.ts';
 import { newId } from '../platform/ids.ts';
@@ -62,11 +62,10 @@ export async function createDataset(pool: Pool, tenant: Tenant, input: { externa
   });
 }
 
+const datasetOfTenant = prepared('dataset-by-id', `SELECT ${COLUMNS} FROM datasets WHERE id = $1 AND account_id = $2 AND mode = $3 AND deleted_at IS NULL`);
+
 export async function findDataset(db: Queryable, tenant: Tenant, id: string): Promise<Dataset | undefined> {
-  const { rows } = await db.query<DatasetRow>(
-    `SELECT ${COLUMNS} FROM datasets WHERE id = $1 AND account_id = $2 AND mode = $3 AND deleted_at IS NULL`,
-    [id, tenant.accountId, tenant.mode],
-  );
+  const { rows } = await db.query<DatasetRow>(datasetOfTenant([id, tenant.accountId, tenant.mode]));
   return rows[0] && toDataset(rows[0]);
 }
 

@@ -6,6 +6,16 @@ export type Client = pg.PoolClient;
 /** Anything that runs a query: the pool or a client inside a transaction. */
 export type Queryable = Pick<pg.Pool, 'query'>;
 
+/**
+ * A statement that each connection has PostgreSQL parse and plan once, then runs by name (a
+ * prepared statement): for the few queries nearly every request runs (the credential lookup, the
+ * dataset), whose parsing and planning cost PostgreSQL about as much as running them. Each name
+ * must belong to one text.
+ */
+export function prepared(name: string, text: string): (values: unknown[]) => pg.QueryConfig {
+  return (values) => ({ name, text, values });
+}
+
 // Return bigint columns (counts, sums) as JS numbers: they stay far below 2^53 here.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 

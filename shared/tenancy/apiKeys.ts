@@ -1,7 +1,7 @@
 // API keys: issued by the operator, shown once, stored as SHA-256 digests, revocable at once or
 // later (a rotation leaves the old key working for a grace period).
 import { randomBytes } from 'node:crypto';
-import type { Queryable } from '../platform/db.ts';
+import { prepared, type Queryable } from '../platform/db.ts';
 import { newId, sha256 } from '../platform/ids.ts';
 
 export type Mode = 'test' | 'live';
@@ -109,6 +109,11 @@ export async function findKey(db: Queryable, keyId: string): Promise<ApiKeyRecor
   return rows[0] && toRecord(rows[0]);
 }
 
+const keyByDigest = prepared(
+  'api-key-by-digest',
+  'SELECT id, account_id, mode, label FROM api_keys WHERE secret_sha256 = $1 AND (revoked_at IS NULL OR revoked_at > now())',
+);
+
 export type KeyVerdict = { keyId: string; accountId: string; mode: Mode; label: string };
 
 /**
@@ -118,10 +123,7 @@ export type KeyVerdict = { keyId: string; accountId: string; mode: Mode; label: 
  */
 export async function authenticateKey(db: Queryable, key: string): Promise<KeyVerdict | undefined> {
   if (!keyPattern.test(key)) return undefined;
-  const { rows } = await db.query<{ id: string; account_id: string; mode: Mode; label: string }>(
-    'SELECT id, account_id, mode, label FROM api_keys WHERE secret_sha256 = $1 AND (revoked_at IS NULL OR revoked_at > now())',
-    [sha256(key)],
-  );
+  const { rows } = await db.query<{ id: string; account_id: string; mode: Mode; label: string }>(keyByDigest([sha256(key)]));
   const row = rows[0];
   // The stored mode must match the presented prefix; a digest collision across modes is impossible,
   // but the check keeps the two modes apart by construction.

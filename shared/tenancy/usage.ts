@@ -8,7 +8,20 @@ import type { Logger } from '../platform/log.ts';
 export const metrics = ['requests', 'rows_ingested', 'export_rows'] as const;
 export type Metric = (typeof metrics)[number];
 
-const utcDay = (at: Date) => at.toISOString().slice(0, 10);
+const DAY_MS = 86_400_000;
+/** The UTC day of `at` (YYYY-MM-DD), written once per day rather than on every request metered. */
+const utcDay = (() => {
+  let day = NaN;
+  let text = '';
+  return (at: Date) => {
+    const d = Math.floor(at.getTime() / DAY_MS);
+    if (d !== day) {
+      day = d;
+      text = at.toISOString().slice(0, 10);
+    }
+    return text;
+  };
+})();
 
 export class UsageMeter {
   private counts = new Map<string, number>(); // "account|day|metric" -> quantity

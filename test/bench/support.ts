@@ -113,29 +113,33 @@ export function postFile(url: string, key: string, path: string, idempotencyKey:
 /**
  * CPU seconds (user + system) used so far by each group of processes: the given pids (their
  * threads included) and every PostgreSQL process, with the exited backends its postmaster reaped.
+ * `ownCluster`: only the PostgreSQL this process started (the embedded one: its postmaster is a
+ * child of this process) and its backends, not another cluster on a shared machine.
  */
-export async function cpuSeconds(pids: Record<string, number>): Promise<Record<string, number>> {
+export async function cpuSeconds(pids: Record<string, number>, { ownCluster = false } = {}): Promise<Record<string, number>> {
   const ticks = Number(process.env['CLK_TCK'] ?? 100);
-  const read = async (pid: number | string): Promise<{ comm: string; own: number; reaped: number } | undefined> => {
+  const read = async (pid: number | string): Promise<{ comm: string; ppid: number; own: number; reaped: number } | undefined> => {
     try {
       const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
       const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      // utime, stime, cutime, cstime are fields 14 to 17 (1-based), here 11 to 14 (0-based after the state).
-      return { comm, own: (Number(fields[11]) + Number(fields[12])) / ticks, reaped: (Number(fields[13]) + Number(fields[14])) / ticks };
+      // ppid is field 4 (1-based), here 1; utime, stime, cutime, cstime are fields 14 to 17, here 11 to 14 (0-based after the state).
+      return { comm, ppid: Number(fields[1]), own: (Number(fields[11]) + Number(fields[12])) / ticks, reaped: (Number(fields[13]) + Number(fields[14])) / ticks };
     } catch {
       return undefined; // gone meanwhile
     }
   };
   const out: Record<string, number> = {};
   for (const [name, pid] of Object.entries(pids)) out[name] = (await read(pid))?.own ?? NaN;
-  let postgres = 0;
+  const postgres: { pid: number; ppid: number; cpu: number }[] = [];
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     const stat = await read(entry);
-    if (stat?.comm === 'postgres') postgres += stat.own + stat.reaped;
+    if (stat?.comm === 'postgres') postgres.push({ pid: Number(entry), ppid: stat.ppid, cpu: stat.own + stat.reaped });
   }
-  out['postgres'] = postgres;
+  const postmasters = new Set(postgres.filter((p) => p.ppid === process.pid).map((p) => p.pid));
+  const counted = ownCluster ? postgres.filter((p) => postmasters.has(p.pid) || postmasters.has(p.ppid)) : postgres;
+  out['postgres'] = counted.reduce((sum, p) => sum + p.cpu, 0);
   return out;
 }
 
