@@ -155,11 +155,16 @@ describe('fair builds', () => {
   });
 });
 
-/** A file of at most `bytes` whose rows are short and all of different customers and products: much for a tally to hold. */
-function manyNamesOf(bytes: number): string {
+/**
+ * A file of under `bytes` whose figures take far more memory than its rows: a customer starting in
+ * each of 600 months, every contract running to the last, so that its cohorts are a triangle of
+ * 180,000 month ends (several MiB of JSON).
+ */
+function cohortTriangleOf(bytes: number): string {
   let text = CONTRACT_HEADER;
   for (let i = 0; ; i++) {
-    const line = `C${i},c${i},p${i},2024-01-01,2024-12-31,1.00,EUR\n`;
+    const m = i % 600;
+    const line = `T${i},c${i},p${i % 50},${2000 + Math.floor(m / 12)}-${String((m % 12) + 1).padStart(2, '0')}-01,2049-12-31,${100 + (i % 900)}.00,EUR\n`;
     if (text.length + line.length > bytes) return text;
     text += line;
   }
@@ -172,7 +177,7 @@ describe('fair builds: the express lane runs out of memory', () => {
     this.timeout(120_000);
     const tenant = await svc.tenant();
     const dataset = await newDataset(svc, tenant.key);
-    const answer = await postCsv(svc, tenant.key, dataset, manyNamesOf(MIB), { wait: 60 });
+    const answer = await postCsv(svc, tenant.key, dataset, cohortTriangleOf(MIB), { wait: 60 });
     expect(answer.status, answer.text.slice(0, 300)).to.equal(201);
     expect(svc.logs()).to.include('sent to the other lane');
   });

@@ -57,7 +57,11 @@ export async function storeMonthlyFigures(client: Client, versionId: string, fig
   else await pipeline(readCustomerLines(lines), client.query(copyFrom('COPY version_customers (version_id, currency, customer, first_month, last_month, changes, moves) FROM STDIN')));
   // The basis for conversion is made at the first reporting read, from these cells: a build with
   // many customers of several currencies would spend long on it, and most versions are never converted.
-  await client.query('INSERT INTO version_fx (version_id, cells) VALUES ($1, $2)', [versionId, cellsJson(figures.cells)]);
+  // A version's figures computed again (shared/domain/figuresBackfill.ts) replace what it had, its basis too.
+  await client.query('INSERT INTO version_fx (version_id, cells) VALUES ($1, $2) ON CONFLICT (version_id) DO UPDATE SET cells = excluded.cells, basis = NULL', [
+    versionId,
+    cellsJson(figures.cells),
+  ]);
 }
 
 /** Customers' rows read per fetch while the basis for conversion is made. */
