@@ -51,7 +51,7 @@ describe('monthly figures of versions from before they existed', () => {
       await asBefore016(built.json.id);
       expect((await svc.request(reads[0]!, { key })).json.monthly).to.deep.equal([]);
       await backfillNow();
-      await eventually(async () => (await svc.db.query('SELECT figures_pending FROM versions WHERE id = $1', [built.json.id])).rows[0].figures_pending, (pending) => pending === false, { timeoutMs: 20_000 });
+      expect(await eventually(async () => (await svc.db.query('SELECT figures_pending FROM versions WHERE id = $1', [built.json.id])).rows[0].figures_pending, (pending) => pending === false, { timeoutMs: 20_000 })).to.equal(false);
       const after = await Promise.all(reads.map(async (path) => (await svc.request(path, { key })).json));
       expect(JSON.stringify(after, null, 1)).to.equal(JSON.stringify(today, null, 1));
     } finally {
@@ -73,7 +73,7 @@ describe('monthly figures of versions from before they existed', () => {
       await svc.db.query('DELETE FROM contract_rows WHERE version_id = $1', [old.json.id]);
       await svc.db.query('UPDATE versions SET rows_purged_at = now() WHERE id = $1', [old.json.id]);
       await backfillNow();
-      await eventually(async () => (await svc.db.query('SELECT figures_pending FROM versions WHERE id = $1', [old.json.id])).rows[0].figures_pending, (pending) => pending === false, { timeoutMs: 20_000 });
+      expect(await eventually(async () => (await svc.db.query('SELECT figures_pending FROM versions WHERE id = $1', [old.json.id])).rows[0].figures_pending, (pending) => pending === false, { timeoutMs: 20_000 })).to.equal(false);
       expect(Number((await svc.db.query('SELECT count(*) FROM version_months WHERE version_id = $1', [old.json.id])).rows[0].count)).to.equal(0);
       expect((await svc.db.query('SELECT figures_pending FROM versions WHERE id = $1', [active.json.id])).rows[0].figures_pending).to.equal(false);
     } finally {
