@@ -44,12 +44,12 @@ describe('events and webhooks', () => {
     );
     return rows as { attempt: number; response_status: number | null; error: string | null }[];
   };
-  const waitFor = async <T>(probe: () => T | undefined, what: string, ms = 15_000): Promise<T> => {
+  const waitFor = async <T>(probe: () => T | undefined, what: string | (() => string), ms = 15_000): Promise<T> => {
     const deadline = Date.now() + ms;
     for (;;) {
       const found = probe();
       if (found !== undefined) return found;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
       await new Promise((r) => setTimeout(r, 25));
     }
   };
@@ -77,6 +77,11 @@ describe('events and webhooks', () => {
     } finally {
       broken.release();
     }
+    // An export of a dataset deleted before it is built is never built (nor failed): both first.
+    await waitFor(() => {
+      const types = new Set(receiver.at('/all').map((r) => r.event.type));
+      return types.has('export.ready') && types.has('export.failed') ? true : undefined;
+    }, 'the exports to be built and failed');
     const deleted = await svc.request(`/v1/datasets/${ds}`, { key, method: 'DELETE' });
     expect(deleted.status, deleted.text).to.equal(200);
     const rates = await svc.request('/v1/exchange-rates', { key, json: { base: 'EUR', rates: [{ month: '2026-01', currency: 'USD', rate: '0.9235' }] } });
@@ -86,7 +91,7 @@ describe('events and webhooks', () => {
       const at = receiver.at('/all');
       const types = new Set(at.map((r) => r.event.type));
       return EVENT_TYPE_NAMES.every((t) => types.has(t)) ? Map.groupBy(at, (r) => r.event.type) : undefined;
-    }, 'every event type');
+    }, () => `every event type (so far: ${[...new Set(receiver.at('/all').map((r) => r.event.type))].join(', ')})`);
     expect(receiver.unverified).to.deep.equal([]);
     expect(byType.get('version.active')!.map((r) => r.event.data.object.id)).to.deep.equal([v1.json.id, v2.json.id]);
     expect(byType.get('version.superseded')!.map((r) => r.event.data.object.id)).to.deep.equal([v1.json.id]);
