@@ -519,6 +519,21 @@ describe('dsvc command line', () => {
       const json = JSON.parse((await run(['metrics', 'cli-figures', '--reporting-currency', 'EUR', '--json'])).stdout);
       expect(json).to.deep.equal((await svc.request(`/v1/datasets/${dataset.id}/metrics?reportingCurrency=EUR`, { key })).json);
       expect((await run(['metrics', 'cli-figures', '--reporting-currency', 'EUR', '--currency', 'EUR'])).code).to.equal(2);
+
+      // Cohorts and customers in it too: Uno's dollars at 0.50; September's rate is missing for Uno's churn.
+      const cohorts = await run(['cohorts', 'cli-figures', '--reporting-currency', 'EUR']);
+      expect(cohorts.code, cohorts.stderr).to.equal(0);
+      expect(cohorts.stdout).to.include(`EUR (the whole business, each customer once, converted with ${set.json.id})`);
+      expect(cohorts.stdout).to.match(/^2025-03\s+1\s+50\.00\s+100%/m);
+      expect(cohorts.stdout).not.to.match(/^USD/m);
+      const customers = await run(['customers', 'cli-figures', '--month', '2025-09', '--reporting-currency', 'EUR']);
+      expect(customers.code, customers.stderr).to.equal(0);
+      expect(customers.stdout).to.match(/^Acme\s+EUR\s+400\.00\s+400\.00\s+retained$/m);
+      expect(customers.stdout).to.match(/^Uno\s+EUR\s+\?\s+\?\s+\?$/m);
+      expect(customers.stdout + customers.stderr).to.include('lacks a rate');
+      const customersJson = JSON.parse((await run(['customers', 'cli-figures', '--month', '2025-09', '--reporting-currency', 'EUR', '--json'])).stdout);
+      expect(customersJson).to.deep.equal((await svc.request(`/v1/datasets/${dataset.id}/customers?month=2025-09&reportingCurrency=EUR&limit=100`, { key })).json.data);
+      expect((await run(['cohorts', 'cli-figures', '--reporting-currency', 'EUR', '--currency', 'USD'])).code).to.equal(2);
     });
 
     it('when a series is longer than the terminal is wide, then the chart shows its latest months and says so', async () => {

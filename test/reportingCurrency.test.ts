@@ -4,14 +4,22 @@ import { HEADER, newDataset, postCsv } from './support/ingest.ts';
 import { useService } from './support/service.ts';
 import { purgeVersionsPastRetention } from '../shared/domain/versionRetention.ts';
 import { bookCsv, books } from './support/books.ts';
-import { referenceReporting, type ReferenceRates, type ReferenceRow } from './support/metricsReference.ts';
+import { referenceReporting, referenceReportingCohorts, referenceReportingCustomers, type ReferenceRates, type ReferenceRow } from './support/metricsReference.ts';
 import { MetricsBook } from '../shared/figures/book.ts';
 import { contractTerm } from '../shared/figures/definitions.ts';
 import { packChanges, unpackChanges } from '../shared/figures/customerChanges.ts';
 import { type ExactStep, FxBasisBuilder } from '../shared/figures/fxBasis.ts';
-import { convert, missingRates, RATE_SCALE } from '../shared/figures/reporting.ts';
+import { convert, convertCohorts, missingRates, RATE_SCALE } from '../shared/figures/reporting.ts';
 
 const none = { customers: 0, mrr: '0.00' };
+const ANN_AND_BOB = [
+  HEADER,
+  // Ann: 100.00 EUR a month January to March, 100.00 USD a month January and February.
+  'a1,Ann,Pro,2024-01-01,2024-03-31,300.00,EUR',
+  'a2,Ann,Pro,2024-01-01,2024-02-29,200.00,USD',
+  // Bob: 200.00 USD a month in February and March; churns in April.
+  'b1,Bob,Pro,2024-02-01,2024-03-31,400.00,USD',
+].join('\n');
 const NO_RETENTION = { netRevenueRetention: null, grossRevenueRetention: null };
 
 describe('one reporting currency', function () {
@@ -20,6 +28,21 @@ describe('one reporting currency', function () {
 
   const rates = (k: string, base: string, list: [string, string, string][]) =>
     svc.request('/v1/exchange-rates', { key: k, json: { base, rates: list.map(([month, currency, rate]) => ({ month, currency, rate })) } });
+  /** Every page of the customers read, and the missingRates of the first (the same on every page). */
+  const allCustomers = async (k: string, ds: string, query: string) => {
+    const data: unknown[] = [];
+    let missing: unknown;
+    let cursor: string | null = null;
+    do {
+      const reply = await svc.request(`/v1/datasets/${ds}/customers?${query}${cursor ? `&cursor=${cursor}` : ''}`, { key: k });
+      expect(reply.status, reply.text).to.equal(200);
+      data.push(...reply.json.data);
+      missing ??= reply.json.missingRates;
+      expect(reply.json.missingRates).to.deep.equal(missing);
+      cursor = reply.json.nextCursor;
+    } while (cursor);
+    return { data, missingRates: missing };
+  };
   const metrics = async (k: string, ds: string, query: string) => {
     const reply = await svc.request(`/v1/datasets/${ds}/metrics?${query}`, { key: k });
     expect(reply.status, reply.text).to.equal(200);
@@ -141,14 +164,7 @@ describe('one reporting currency', function () {
     it('when a customer holds two currencies and another churns, then the figures are the hand-computed ones: the customer is the unit, churn is valued at the churn month\'s rates', async () => {
       const { key: k } = await svc.tenant();
       const ds = await newDataset(svc, k);
-      const csv = [
-        HEADER,
-        // Ann: 100.00 EUR a month January to March, 100.00 USD a month January and February.
-        'a1,Ann,Pro,2024-01-01,2024-03-31,300.00,EUR',
-        'a2,Ann,Pro,2024-01-01,2024-02-29,200.00,USD',
-        // Bob: 200.00 USD a month in February and March; churns in April.
-        'b1,Bob,Pro,2024-02-01,2024-03-31,400.00,USD',
-      ].join('\n');
+      const csv = ANN_AND_BOB;
       expect((await postCsv(svc, k, ds, csv)).status).to.equal(201);
       const before = await svc.request(`/v1/datasets/${ds}/metrics?reportingCurrency=EUR`, { key: k });
       expect(before.status).to.equal(400);
@@ -195,10 +211,81 @@ describe('one reporting currency', function () {
       expect(figures).to.deep.equal(referenceReporting(refRows(csv), { base: 'EUR', rates: [['2024-01', 'USD', '0.9'], ['2024-02', 'USD', '0.8'], ['2024-03', 'USD', '0.8'], ['2024-04', 'USD', '0.7']] }, 'EUR'));
     });
 
+    it('when cohorts and customers are read in a reporting currency, then each customer is one across their currencies, valued at each month\'s rates; a missing rate makes their figures null', async () => {
+      const { key: k } = await svc.tenant();
+      const ds = await newDataset(svc, k);
+      const csv = ANN_AND_BOB;
+      expect((await postCsv(svc, k, ds, csv)).status).to.equal(201);
+      const noSet = await svc.request(`/v1/datasets/${ds}/cohorts?reportingCurrency=EUR`, { key: k });
+      expect([noSet.status, noSet.json.errors?.[0]?.code]).to.deep.equal([400, 'no_exchange_rates']);
+      // March's USD rate is missing from the first set.
+      const first = await rates(k, 'EUR', [['2024-01', 'USD', '0.9'], ['2024-02', 'USD', '0.8'], ['2024-04', 'USD', '0.7']]);
+      const gap = await svc.request(`/v1/datasets/${ds}/customers?month=2024-03&reportingCurrency=EUR`, { key: k });
+      expect(gap.json).to.deep.include({ exchangeRatesId: first.json.id, missingRates: [{ month: '2024-03', currency: 'USD' }] });
+      expect(gap.json.data.map((c: { customer: string; mrr: string | null; movement: string | null }) => [c.customer, c.mrr, c.movement])).to.deep.equal([
+        ['Ann', null, null],
+        ['Bob', null, null],
+      ]);
+      const gapCohorts = await svc.request(`/v1/datasets/${ds}/cohorts?reportingCurrency=EUR`, { key: k });
+      expect(gapCohorts.json.missingRates).to.deep.equal([{ month: '2024-03', currency: 'USD' }]);
+      // In March Ann holds euros only (her cohort needs no rate); Bob's dollars need March's.
+      expect(gapCohorts.json.data[0].months[2]).to.deep.equal({ month: '2024-03', customers: 1, mrr: '100.00' });
+      expect(gapCohorts.json.data[1].months[1]).to.deep.equal({ month: '2024-03', customers: null, mrr: null });
+
+      const set = await rates(k, 'EUR', [['2024-01', 'USD', '0.9'], ['2024-02', 'USD', '0.8'], ['2024-03', 'USD', '0.8'], ['2024-04', 'USD', '0.7']]);
+      const cohorts = await svc.request(`/v1/datasets/${ds}/cohorts?reportingCurrency=EUR`, { key: k });
+      expect(cohorts.status, cohorts.text).to.equal(200);
+      // Ann is one customer of the 2024-01 cohort (not one per currency); Bob's cohort is 2024-02.
+      expect(cohorts.json).to.deep.equal({
+        object: 'cohorts', datasetId: ds, versionId: cohorts.json.versionId, exchangeRatesId: set.json.id, missingRates: [],
+        data: [
+          {
+            currency: 'EUR', cohort: '2024-01', customers: 1, mrr: '190.00',
+            months: [
+              { month: '2024-01', customers: 1, mrr: '190.00' },
+              { month: '2024-02', customers: 1, mrr: '180.00' },
+              { month: '2024-03', customers: 1, mrr: '100.00' },
+              { month: '2024-04', customers: 0, mrr: '0.00' },
+            ],
+          },
+          {
+            currency: 'EUR', cohort: '2024-02', customers: 1, mrr: '160.00',
+            months: [
+              { month: '2024-02', customers: 1, mrr: '160.00' },
+              { month: '2024-03', customers: 1, mrr: '160.00' },
+              { month: '2024-04', customers: 0, mrr: '0.00' },
+            ],
+          },
+        ],
+      });
+      // March: Ann's February (100 EUR + 100 USD) at March's rates is 180.00, her March 100.00: a contraction; Bob unchanged.
+      const march = await svc.request(`/v1/datasets/${ds}/customers?month=2024-03&reportingCurrency=EUR`, { key: k });
+      expect(march.json).to.deep.equal({
+        object: 'list', nextCursor: null, exchangeRatesId: set.json.id, missingRates: [],
+        data: [
+          { object: 'customer_month', customer: 'Ann', currency: 'EUR', month: '2024-03', previousMrr: '180.00', mrr: '100.00', movement: 'contraction' },
+          { object: 'customer_month', customer: 'Bob', currency: 'EUR', month: '2024-03', previousMrr: '160.00', mrr: '160.00', movement: 'retained' },
+        ],
+      });
+      // April: both churn, Bob's 200.00 USD at April's 0.7; one page at a time.
+      const april = await svc.request(`/v1/datasets/${ds}/customers?month=2024-04&reportingCurrency=EUR&movement=churn&limit=1`, { key: k });
+      expect(april.json.data).to.deep.equal([{ object: 'customer_month', customer: 'Ann', currency: 'EUR', month: '2024-04', previousMrr: '100.00', mrr: '0.00', movement: 'churn' }]);
+      const next = await svc.request(`/v1/datasets/${ds}/customers?month=2024-04&reportingCurrency=EUR&movement=churn&limit=1&cursor=${april.json.nextCursor}`, { key: k });
+      expect(next.json.data.map((c: { customer: string; previousMrr: string }) => [c.customer, c.previousMrr])).to.deep.equal([['Bob', '140.00']]);
+      expect(next.json.nextCursor).to.equal(null);
+
+      for (const path of ['cohorts?currency=USD&reportingCurrency=EUR', 'customers?month=2024-03&currency=USD&reportingCurrency=EUR']) {
+        const both = await svc.request(`/v1/datasets/${ds}/${path}`, { key: k });
+        expect([both.status, both.json.errors?.[0]?.code], path).to.deep.equal([400, 'conflicting_parameters']);
+      }
+      const unknown = await svc.request(`/v1/datasets/${ds}/customers?month=2024-03&reportingCurrency=JPY`, { key: k });
+      expect([unknown.status, unknown.json.errors?.[0]?.code]).to.deep.equal([400, 'unknown_currency']);
+    });
+
     it('when a superseded version\'s rows are purged before any reporting read, then its reporting series is still the customer-as-unit one (its customers of several currencies are read before they go)', async () => {
       const { key: k } = await svc.tenant();
       const ds = await newDataset(svc, k);
-      const csv = [HEADER, 'a1,Ann,Pro,2024-01-01,2024-03-31,300.00,EUR', 'a2,Ann,Pro,2024-01-01,2024-02-29,200.00,USD', 'b1,Bob,Pro,2024-02-01,2024-03-31,400.00,USD'].join('\n');
+      const csv = ANN_AND_BOB;
       const old = await postCsv(svc, k, ds, csv);
       expect((await postCsv(svc, k, ds, `${HEADER}\nc1,Cy,Pro,2024-01-01,2024-12-31,1200.00,EUR\n`)).status).to.equal(201);
       const set: [string, string, string][] = [['2024-01', 'USD', '0.9'], ['2024-02', 'USD', '0.8'], ['2024-03', 'USD', '0.8'], ['2024-04', 'USD', '0.7']];
@@ -209,6 +296,8 @@ describe('one reporting currency', function () {
       expect(m.reporting.monthly[0]).to.include({ month: '2024-01', activeCustomers: 1, mrr: '190.00' });
       const { exchangeRatesId: _id, ...figures } = m.reporting;
       expect(figures).to.deep.equal(referenceReporting(refRows(csv), { base: 'EUR', rates: set }, 'EUR'));
+      const cohorts = await svc.request(`/v1/datasets/${ds}/cohorts?versionId=${old.json.id}&reportingCurrency=EUR`, { key: k });
+      expect({ data: cohorts.json.data, missingRates: cohorts.json.missingRates }).to.deep.equal(referenceReportingCohorts(refRows(csv), { base: 'EUR', rates: set }, 'EUR'));
     });
 
     it('when a rate changes with no business change, then fxImpact alone moves; a month missing a rate is null in every figure and listed once', async () => {
@@ -279,7 +368,8 @@ describe('one reporting currency', function () {
     it('when books and sets of rates are generated, then the conversion of the customers\' stored changes equals the reference (without a service)', () => {
       fc.assert(
         fc.property(books(8), rateSets, (rows, { set, reporting }) => {
-          const mine = convertInProcess(rows, set, reporting);
+          const { cohorts, ...mine } = convertInProcess(rows, set, reporting);
+          expect(cohorts).to.deep.equal(referenceReportingCohorts(rows, set, reporting));
           const ref = referenceReporting(rows, set, reporting);
           const at = mine.monthly.findIndex((x, i) => JSON.stringify(x) !== JSON.stringify(ref.monthly[i]));
           expect(mine.monthly[at], `month ${at}`).to.deep.equal(ref.monthly[at]);
@@ -304,6 +394,19 @@ describe('one reporting currency', function () {
           expect(m.reporting.monthly[at], `month ${at}`).to.deep.equal(ref.monthly[at]);
           const { exchangeRatesId: _id, ...figures } = m.reporting;
           expect(figures).to.deep.equal(ref);
+
+          const cohorts = await svc.request(`/v1/datasets/${ds}/cohorts?reportingCurrency=${reporting}`, { key: k });
+          expect(cohorts.status, cohorts.text).to.equal(200);
+          expect(cohorts.json.exchangeRatesId).to.equal(made.json.id);
+          const refCohorts = referenceReportingCohorts(rows, set, reporting);
+          expect({ data: cohorts.json.data, missingRates: cohorts.json.missingRates }).to.deep.equal(refCohorts);
+
+          // The customers of the series' first month, one inside it and its last, page by page (two at a time).
+          const months = ref.monthly.map((x) => (x as { month: string }).month);
+          for (const month of [...new Set([months[0], months[Math.floor(months.length / 2)], months.at(-1)])].filter((x) => x !== undefined)) {
+            const got = await allCustomers(k, ds, `month=${month}&reportingCurrency=${reporting}&limit=2`);
+            expect(got, month).to.deep.equal(referenceReportingCustomers(rows, set, reporting, month));
+          }
         }),
         { numRuns: 40 },
       );
@@ -339,9 +442,13 @@ function convertInProcess(rows: ReferenceRow[], set: ReferenceRates, reporting: 
     if (!table.has(currency)) table.set(currency, new Map());
     table.get(currency)!.set(Number(month.slice(0, 4)) * 12 + Number(month.slice(5, 7)) - 1, BigInt(whole!) * RATE_SCALE + BigInt(frac.padEnd(10, '0')));
   }
-  const out = convert(builder.done(), { base: set.base, rates: table }, reporting);
-  expect(convert(built.done(), { base: set.base, rates: table }, reporting)).to.deep.equal(out);
-  return { currency: out.currency, monthly: out.monthly, missingRates: missingRates(out.missing) };
+  const [everyone, fromCells] = [builder.done(), built.done()];
+  const rateTable = { base: set.base, rates: table };
+  const out = convert(everyone, rateTable, reporting);
+  expect(convert(fromCells, rateTable, reporting)).to.deep.equal(out);
+  const cohorts = convertCohorts(everyone, rateTable, reporting);
+  expect(convertCohorts(fromCells, rateTable, reporting)).to.deep.equal(cohorts);
+  return { currency: out.currency, monthly: out.monthly, missingRates: missingRates(out.missing), cohorts: { data: cohorts.data, missingRates: cohorts.missing } };
 }
 
 /** Hand-written rows as the reference takes them. */

@@ -12,7 +12,7 @@ import { contractTerm, type ContractTerm, type CustomerMovement } from '../figur
 import { customerMonth, CustomerLinesWriter, discardCustomerLines, moveCode, type MonthlyFigures, monthlyFigures, readCustomerLines, unpackChanges } from '../figures/customerChanges.ts';
 import { formatScaled } from '../figures/exact.ts';
 import { type Client, type Pool, type Queryable, withTransaction } from '../platform/db.ts';
-import { basisJson, cellsJson, type ExactStep, type FxBasis, FxBasisBuilder, parseBasis, parseCells } from '../figures/fxBasis.ts';
+import { type BasisDoc, basisIsCurrent, basisJson, cellsJson, type ExactStep, type FxBasis, FxBasisBuilder, parseBasis, parseCells } from '../figures/fxBasis.ts';
 import type { Tenant } from './datasets.ts';
 
 const COPY_ESCAPES: Record<string, string> = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\' };
@@ -108,12 +108,13 @@ export async function storeFxBasis(client: Client, versionId: string, bounds: re
  * cells its build kept, or from every customer for a version built before there were any.
  */
 export async function readFxBasis(pool: Pool, versionId: string): Promise<FxBasis> {
-  const { rows } = await pool.query<{ basis: Parameters<typeof parseBasis>[0] | null; cells: string | null }>(
-    'SELECT basis, cells::text AS cells FROM version_fx WHERE version_id = $1',
-    [versionId],
-  );
-  if (rows[0]?.basis) return parseBasis(rows[0].basis);
-  const cells = rows[0]?.cells ? parseCells(rows[0].cells) : undefined;
+  const { rows } = await pool.query<{ basis: BasisDoc | null; cells: string | null }>('SELECT basis, cells::text AS cells FROM version_fx WHERE version_id = $1', [
+    versionId,
+  ]);
+  if (rows[0]?.basis && basisIsCurrent(rows[0].basis)) return parseBasis(rows[0].basis);
+  // Cells kept before they held the cohorts cannot make them: then every customer is read.
+  const kept = rows[0]?.cells ? parseCells(rows[0].cells) : undefined;
+  const cells = kept?.every((c) => c.cohorts !== undefined) ? kept : undefined;
   return withTransaction(pool, async (client) => {
     const series = await client.query<{ currency: string; first: number; last: number }>(
       `SELECT currency::text AS currency, first_month AS first, last_month AS last FROM version_series WHERE version_id = $1 ORDER BY currency COLLATE "C"`,

@@ -2,7 +2,12 @@
 // read from the version's basis (fxBasis.ts, made when it was built) with the set of rates in
 // force. The answer is kept per version, set and currency, in the process (a version's figures and
 // a set never change), so that a reading again costs no conversion.
-import { convert, missingRates, type Reporting } from '../figures/reporting.ts';
+import { byBytes } from '../figures/book.ts';
+import { formatMonthStart, parseMonth } from '../figures/calendar.ts';
+import { type StoredChange, unpackChanges } from '../figures/customerChanges.ts';
+import type { CustomerMovement } from '../figures/definitions.ts';
+import { lcm, money } from '../figures/exact.ts';
+import { convert, convertCohorts, missingRates, RATE_SCALE, type Reporting, type ReportingCohorts } from '../figures/reporting.ts';
 import type { FxBasis } from '../figures/fxBasis.ts';
 import type { Pool } from '../platform/db.ts';
 import { badRequest } from '../platform/problems.ts';
@@ -36,14 +41,15 @@ class Recent<T> {
 
 const bases = new Recent<Promise<FxBasis>>(32);
 const answers = new Recent<Reporting>(64);
+const cohortAnswers = new Recent<ReportingCohorts>(16);
 
 const noRates = () =>
   badRequest('There is no set of exchange rates in force: upload your month-end rates first (POST /v1/exchange-rates).', [
     { field: 'reportingCurrency', code: 'no_exchange_rates', message: 'Upload your month-end rates first: POST /v1/exchange-rates.' },
   ]);
 
-/** The `reporting` member of the metrics; 400 when no set is in force or it does not know the currency. */
-export async function readReporting(pool: Pool, tenant: Tenant, versionId: string, currency: string, range: { from?: string | undefined; to?: string | undefined }) {
+/** The set of rates in force, which must know the reporting currency: else 400. */
+export async function ratesFor(pool: Pool, tenant: Tenant, currency: string) {
   const set = await ratesInForce(pool, tenant);
   if (!set) throw noRates();
   if (!set.currencies.includes(currency)) {
@@ -51,16 +57,25 @@ export async function readReporting(pool: Pool, tenant: Tenant, versionId: strin
       { field: 'reportingCurrency', code: 'unknown_currency', message: `The set ${set.id} has rates for ${set.currencies.join(', ')} (its base ${set.table.base} first).` },
     ]);
   }
+  return set;
+}
+
+/** The version's basis, read (or made) once per process while it is recent. */
+function basisOf(pool: Pool, versionId: string): Promise<FxBasis> {
+  let basis = bases.get(versionId);
+  if (basis === undefined) {
+    bases.set(versionId, (basis = readFxBasis(pool, versionId)));
+    basis.catch(() => bases.delete(versionId));
+  }
+  return basis;
+}
+
+/** The `reporting` member of the metrics; 400 when no set is in force or it does not know the currency. */
+export async function readReporting(pool: Pool, tenant: Tenant, versionId: string, currency: string, range: { from?: string | undefined; to?: string | undefined }) {
+  const set = await ratesFor(pool, tenant, currency);
   const key = `${versionId}:${set.id}:${currency}`;
   let answer = answers.get(key);
-  if (answer === undefined) {
-    let basis = bases.get(versionId);
-    if (basis === undefined) {
-      bases.set(versionId, (basis = readFxBasis(pool, versionId)));
-      basis.catch(() => bases.delete(versionId));
-    }
-    answers.set(key, (answer = convert(await basis, set.table, currency)));
-  }
+  if (answer === undefined) answers.set(key, (answer = convert(await basisOf(pool, versionId), set.table, currency)));
   const shown = answer.monthly.flatMap((m, i) => ((!range.from || m.month >= range.from) && (!range.to || m.month <= range.to) ? [i] : []));
   return {
     currency,
@@ -68,4 +83,145 @@ export async function readReporting(pool: Pool, tenant: Tenant, versionId: strin
     monthly: shown.map((i) => answer.monthly[i]!),
     missingRates: missingRates(shown.map((i) => answer.missing[i]!)),
   };
+}
+
+/** The cohorts of the whole business in the reporting currency, with the set's id and the rates it lacked. */
+export async function readReportingCohorts(pool: Pool, tenant: Tenant, versionId: string, currency: string) {
+  const set = await ratesFor(pool, tenant, currency);
+  const key = `${versionId}:${set.id}:${currency}`;
+  let answer = cohortAnswers.get(key);
+  if (answer === undefined) cohortAnswers.set(key, (answer = convertCohorts(await basisOf(pool, versionId), set.table, currency)));
+  return { exchangeRatesId: set.id, data: answer.data, missingRates: answer.missing };
+}
+
+export type ReportingCustomerMonth = {
+  object: 'customer_month';
+  customer: string;
+  currency: string;
+  month: string;
+  previousMrr: string | null;
+  mrr: string | null;
+  movement: CustomerMovement | null;
+};
+
+/** Lines read per currency per query while a page fills. */
+const SCAN_LINES = 500;
+
+type Line = { customer: string; currency: string; first_month: number; changes: Buffer };
+
+/** A line's exact MRR (cents, n ÷ den) at the end of month `m`: its last change at or before m. */
+function valueAt(changes: readonly StoredChange[], m: number): { n: bigint; den: bigint } {
+  let value = { n: 0n, den: 1n };
+  for (const c of changes) {
+    if (c.month > m) break;
+    value = { n: c.mrr, den: c.den };
+  }
+  return value;
+}
+
+/**
+ * A page of the customers with MRR at the end of `month` or of the month before, in the
+ * reporting currency: each customer across all their currencies, both month ends converted at
+ * the month's rates (contract, "One reporting currency"), ordered by customer (as UTF-8 bytes).
+ * A customer whose conversion needs a rate the set lacks has null figures and no movement.
+ */
+export async function readReportingCustomerMonths(
+  pool: Pool,
+  tenant: Tenant,
+  versionId: string,
+  currency: string,
+  query: { month: string; movement?: CustomerMovement | undefined; limit: number; after?: string | undefined },
+) {
+  const set = await ratesFor(pool, tenant, currency);
+  const month = parseMonth(query.month);
+  const rateOf = (c: string): bigint | undefined => (c === set.table.base ? RATE_SCALE : set.table.rates.get(c)?.get(month));
+  const [{ rows: series }, { rows: held }] = await Promise.all([
+    pool.query<{ currency: string; covers: boolean }>(
+      'SELECT currency::text AS currency, first_month <= $2 AND last_month >= $2 AS covers FROM version_series WHERE version_id = $1',
+      [versionId, month],
+    ),
+    pool.query<{ currency: string }>(
+      `SELECT DISTINCT currency::text AS currency FROM version_months WHERE version_id = $1 AND month IN ($2::date, $3::date) AND (figures->>'activeCustomers')::int > 0`,
+      [versionId, formatMonthStart(month), formatMonthStart(month - 1)],
+    ),
+  ]);
+  const others = held.map((h) => h.currency).filter((c) => c !== currency);
+  const absent = (others.length > 0 ? [...others, currency] : []).filter((c) => rateOf(c) === undefined);
+  const missingRates = [...new Set(absent)].sort(byBytes).map((c) => ({ month: query.month, currency: c }));
+  const covering = series.filter((s) => s.covers).map((s) => s.currency);
+  const all = series.map((s) => s.currency);
+
+  const data: ReportingCustomerMonth[] = [];
+  let after = query.after;
+  for (;;) {
+    // Each currency's next lines in customer order; a customer is whole up to the first currency that filled its batch.
+    const { rows } = await pool.query<Line>(
+      `SELECT x.* FROM unnest($2::text[]) AS cur(c) CROSS JOIN LATERAL (
+         SELECT customer, currency::text AS currency, first_month, changes FROM version_customers
+         WHERE version_id = $1 AND currency = cur.c AND first_month <= $3 AND last_month >= $3 AND ($4::text IS NULL OR customer > $4::text COLLATE "C")
+         ORDER BY customer LIMIT ${SCAN_LINES}) x`,
+      [versionId, covering, month, after ?? null],
+    );
+    let horizon: string | undefined;
+    for (const c of covering) {
+      const of = rows.filter((r) => r.currency === c);
+      if (of.length === SCAN_LINES && (horizon === undefined || byBytes(of.at(-1)!.customer, horizon) < 0)) horizon = of.at(-1)!.customer;
+    }
+    const byCustomer = new Map<string, Line[]>();
+    for (const r of rows) {
+      if (horizon !== undefined && byBytes(r.customer, horizon) > 0) continue;
+      let lines = byCustomer.get(r.customer);
+      if (lines === undefined) byCustomer.set(r.customer, (lines = []));
+      lines.push(r);
+    }
+    const customers = [...byCustomer.keys()].sort(byBytes);
+    const figures = customers.map((customer) => {
+      const lines = byCustomer.get(customer)!;
+      const values = lines.map((l) => {
+        const changes = unpackChanges(l.first_month, l.changes);
+        return { currency: l.currency, p: valueAt(changes, month - 1), q: valueAt(changes, month), earlier: l.first_month < month };
+      });
+      return { customer, values };
+    });
+    // Whether a customer new this month in every currency they hold now had MRR before, in a currency they no longer hold.
+    const maybeNew = figures.filter((f) => f.values.every((v) => v.p.n === 0n && !v.earlier)).map((f) => f.customer);
+    const returning = new Set<string>();
+    if (maybeNew.length > 0) {
+      const { rows: before } = await pool.query<{ customer: string }>(
+        'SELECT DISTINCT customer FROM version_customers WHERE version_id = $1 AND currency = ANY ($2::text[]) AND customer = ANY ($3::text[]) AND first_month < $4',
+        [versionId, all, maybeNew, month],
+      );
+      for (const r of before) returning.add(r.customer);
+    }
+    for (const { customer, values } of figures) {
+      const involved = values.filter((v) => v.p.n > 0n || v.q.n > 0n);
+      if (involved.length === 0) continue;
+      const line: ReportingCustomerMonth = { object: 'customer_month', customer, currency, month: query.month, previousMrr: null, mrr: null, movement: null };
+      const needsRates = involved.some((v) => v.currency !== currency);
+      const aR = needsRates ? rateOf(currency) : 1n;
+      const rates = involved.map((v) => (v.currency === currency ? aR : rateOf(v.currency)));
+      if (aR !== undefined && rates.every((a) => a !== undefined)) {
+        let den = 1n;
+        for (const v of involved) den = lcm(lcm(den, v.p.den), v.q.den);
+        let p = 0n;
+        let q = 0n;
+        involved.forEach((v, i) => {
+          p += v.p.n * (den / v.p.den) * rates[i]!;
+          q += v.q.n * (den / v.q.den) * rates[i]!;
+        });
+        const had = values.some((v) => v.earlier) || returning.has(customer);
+        line.previousMrr = money({ n: p, d: den * aR });
+        line.mrr = money({ n: q, d: den * aR });
+        line.movement = p === 0n ? (had ? 'reactivation' : 'newBusiness') : q === 0n ? 'churn' : q > p ? 'expansion' : q < p ? 'contraction' : 'retained';
+      }
+      if (query.movement !== undefined && line.movement !== query.movement) continue;
+      data.push(line);
+      if (data.length > query.limit) {
+        data.pop();
+        return { exchangeRatesId: set.id, missingRates, data, next: data.at(-1)!.customer };
+      }
+    }
+    if (horizon === undefined) return { exchangeRatesId: set.id, missingRates, data, next: undefined };
+    after = horizon;
+  }
 }

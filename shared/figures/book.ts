@@ -52,6 +52,8 @@ export type CohortFigures = { currency: string; cohort: string; customers: numbe
 export type ExactCells = {
   currency: string;
   cells: { month: number; customers: number; mrr: Fraction; retained?: { now: Fraction; then: Fraction; min: Fraction }; moves?: Record<Movement, { customers: number; mrr: Fraction }> }[];
+  /** Each cohort's differences from the month before: its customers with MRR, and their MRR (absent in cells kept before there were any). */
+  cohorts?: { cohort: number; cells: { month: number; customers: number; mrr: Fraction }[] }[];
 }[];
 
 /** Where a currency's series runs: from its first month to its last (the month after the last active month end, where its churn shows). */
@@ -274,6 +276,19 @@ export class MetricsBook {
             >,
           }),
         })),
+        cohorts: [...cur.cohorts.keys()]
+          .filter((cohort) => cohort <= cur.last)
+          .sort((a, b) => a - b)
+          .map((cohort) => {
+            const row = cur.cohorts.get(cohort)!;
+            return {
+              cohort,
+              cells: row
+                .months()
+                .filter((month) => month <= cur.last)
+                .map((month) => ({ month, customers: row.count(month, COHORT_CUSTOMERS), mrr: row.exact(month, COHORT_MRR).fraction() })),
+            };
+          }),
       };
     });
   }

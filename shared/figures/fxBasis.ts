@@ -50,7 +50,14 @@ export type SeveralCurrencies = {
   mixedRetention: { month: number; now: Vector; then: Vector }[];
 };
 
-export type FxBasis = { denominator: bigint; currencies: CurrencyBasis[]; several: SeveralCurrencies };
+/**
+ * A cohort of the whole business (a customer's cohort is their first month end with MRR in any
+ * currency): from its month to the last month of every series, how many of it have MRR, and per
+ * currency their MRR (numerators over the basis' denominator; a currency none of it holds is absent).
+ */
+export type CohortBasis = { cohort: number; active: number[]; mrr: Record<string, bigint[]> };
+
+export type FxBasis = { denominator: bigint; currencies: CurrencyBasis[]; several: SeveralCurrencies; cohorts: CohortBasis[] };
 
 const SAFE = 2 ** 52;
 const SAFE_BIG = BigInt(SAFE);
@@ -119,6 +126,10 @@ export class FxBasisBuilder {
   private readonly mixedChanges: { month: number; delta: Map<string, bigint>; den: bigint }[] = [];
   private readonly mixedRetention: { month: number; now: Map<string, bigint>; then: Map<string, bigint>; den: bigint }[] = [];
   private readonly dens = new Set<bigint>([Q]);
+  /** cohort → currency → month → the difference of the cohort's MRR in that currency from the month before. */
+  private readonly cohortMoney = new Map<number, Map<string, Map<number, Sum>>>();
+  /** cohort → month → the difference of its customers with MRR from the month before. */
+  private readonly cohortActive = new Map<number, Map<number, number>>();
   private readonly bounds: Map<string, { first: number; last: number }>;
   /** The last month of every currency's series. */
   private readonly last: number;
@@ -134,7 +145,7 @@ export class FxBasisBuilder {
     this.bounds = new Map(bounds.map((b) => [b.currency, b]));
     this.last = Math.max(...bounds.map((b) => b.last));
     this.fromCells = cells !== undefined;
-    for (const { currency, cells: list } of cells ?? []) {
+    for (const { currency, cells: list, cohorts } of cells ?? []) {
       for (const c of list) {
         const cell = this.cell(currency, c.month);
         cell.active += c.customers;
@@ -148,6 +159,43 @@ export class FxBasisBuilder {
           }
         }
       }
+      for (const { cohort, cells: months } of cohorts ?? []) {
+        for (const c of months) {
+          this.addCohortCount(cohort, c.month, c.customers);
+          this.cohortSum(cohort, currency, c.month).add(c.mrr.n, c.mrr.d);
+          this.dens.add(c.mrr.d);
+        }
+      }
+    }
+  }
+
+  private cohortSum(cohort: number, currency: string, month: number): Sum {
+    let byCurrency = this.cohortMoney.get(cohort);
+    if (byCurrency === undefined) this.cohortMoney.set(cohort, (byCurrency = new Map()));
+    let byMonth = byCurrency.get(currency);
+    if (byMonth === undefined) byCurrency.set(currency, (byMonth = new Map()));
+    let sum = byMonth.get(month);
+    if (sum === undefined) byMonth.set(month, (sum = new Sum()));
+    return sum;
+  }
+
+  private addCohortCount(cohort: number, month: number, x: number): void {
+    if (x === 0) return;
+    let byMonth = this.cohortActive.get(cohort);
+    if (byMonth === undefined) this.cohortActive.set(cohort, (byMonth = new Map()));
+    byMonth.set(month, (byMonth.get(month) ?? 0) + x);
+  }
+
+  /** A customer's line in one currency, added to a cohort's MRR (sign 1) or taken out (-1), with its count when `counted`. */
+  private addCohortLine(cohort: number, currency: string, steps: ExactStep[], sign: 1 | -1, counted: boolean): void {
+    const k = BigInt(sign);
+    let p: ExactStep | undefined;
+    for (const s of steps) {
+      const sum = this.cohortSum(cohort, currency, s.month);
+      sum.add(k * s.n, s.den);
+      if (p) sum.add(-k * p.n, p.den);
+      if (counted) this.addCohortCount(cohort, s.month, sign * ((s.n > 0n ? 1 : 0) - (p && p.n > 0n ? 1 : 0)));
+      p = s;
     }
   }
 
@@ -181,11 +229,23 @@ export class FxBasisBuilder {
     for (const steps of Object.values(byCurrency)) for (const s of steps) this.dens.add(s.den);
     if (currencies.length > 1) {
       // Their lines are in the book's cells as if each were a customer of its own: out with them.
-      if (this.fromCells) for (const c of currencies) this.addLine(c, byCurrency[c]!, -1);
+      if (this.fromCells) {
+        for (const c of currencies) {
+          this.addLine(c, byCurrency[c]!, -1);
+          this.addCohortLine(byCurrency[c]![0]!.month, c, byCurrency[c]!, -1, true);
+        }
+      }
+      // Their cohort is their first month end with MRR in any currency (counted in addSeveral).
+      const cohort = Math.min(...currencies.map((c) => byCurrency[c]![0]!.month));
+      for (const c of currencies) this.addCohortLine(cohort, c, byCurrency[c]!, 1, false);
       this.addSeveral(byCurrency);
       return;
     }
-    if (!this.fromCells) this.addLine(currencies[0]!, byCurrency[currencies[0]!]!, 1);
+    if (!this.fromCells) {
+      const [c] = currencies as [string];
+      this.addLine(c, byCurrency[c]!, 1);
+      this.addCohortLine(byCurrency[c]![0]!.month, c, byCurrency[c]!, 1, true);
+    }
   }
 
   /**
@@ -220,7 +280,10 @@ export class FxBasisBuilder {
       history.push(q);
       const qActive = q.some((x) => x > 0n);
       const pActive = p.some((x) => x > 0n);
-      if (qActive !== pActive) this.severalActive.set(m, (this.severalActive.get(m) ?? 0) + (qActive ? 1 : -1));
+      if (qActive !== pActive) {
+        this.severalActive.set(m, (this.severalActive.get(m) ?? 0) + (qActive ? 1 : -1));
+        this.addCohortCount(from, m, qActive ? 1 : -1);
+      }
       if (q.some((x, i) => x !== p[i])) {
         currencies.forEach((c, i) => this.cell(c, m).mrr.add(q[i]! - p[i]!, den));
         const delta = q.map((x, i) => x - p[i]!);
@@ -312,6 +375,7 @@ export class FxBasisBuilder {
     let d = 1n;
     for (const den of this.dens) d = lcm(d, den);
     for (const byMonth of this.cells.values()) for (const cell of byMonth.values()) for (const s of sumsOf(cell)) for (const den of s.denominators()) d = lcm(d, den);
+    for (const byCurrency of this.cohortMoney.values()) for (const byMonth of byCurrency.values()) for (const s of byMonth.values()) for (const den of s.denominators()) d = lcm(d, den);
     const last = this.last;
     const currencies: CurrencyBasis[] = [...this.bounds].map(([currency, { first, last: own }]) => {
       const byMonth = this.cells.get(currency);
@@ -344,7 +408,29 @@ export class FxBasisBuilder {
       mixedChanges: this.mixedChanges.filter((x) => x.month <= last).map((x) => ({ month: x.month, delta: over(x.delta, x.den) })),
       mixedRetention: this.mixedRetention.filter((x) => x.month <= last).map((x) => ({ month: x.month, now: over(x.now, x.den), then: over(x.then, x.den) })),
     };
-    return { denominator: d, currencies, several };
+    return { denominator: d, currencies, several, cohorts: this.cohortsOver(d) };
+  }
+
+  /** The cohorts from their month to the last of every series (a cohort whose customers all moved to an earlier one is gone). */
+  private cohortsOver(d: bigint): CohortBasis[] {
+    const out: CohortBasis[] = [];
+    for (const cohort of [...this.cohortActive.keys()].sort((a, b) => a - b)) {
+      if (cohort > this.last) continue;
+      const counts = this.cohortActive.get(cohort)!;
+      const active: number[] = [];
+      let n = 0;
+      for (let m = cohort; m <= this.last; m++) active.push((n += counts.get(m) ?? 0));
+      if (active[0] === 0) continue;
+      const mrr: Record<string, bigint[]> = {};
+      for (const [currency, byMonth] of this.cohortMoney.get(cohort) ?? []) {
+        const values: bigint[] = [];
+        let x = 0n;
+        for (let m = cohort; m <= this.last; m++) values.push((x += byMonth.get(m)?.over(d) ?? 0n));
+        if (values.some((v) => v !== 0n)) mrr[currency] = values;
+      }
+      out.push({ cohort, active, mrr });
+    }
+    return out;
   }
 }
 
@@ -375,10 +461,11 @@ export function basisJson(b: FxBasis): string {
       mixedChanges: b.several.mixedChanges.map((x) => [x.month, vectorJson(x.delta)]),
       mixedRetention: b.several.mixedRetention.map((x) => [x.month, vectorJson(x.now), vectorJson(x.then)]),
     },
+    cohorts: b.cohorts.map((c) => [c.cohort, c.active, Object.fromEntries(Object.entries(c.mrr).map(([currency, v]) => [currency, v.map(String)]))]),
   });
 }
 
-type BasisDoc = {
+export type BasisDoc = {
   denominator: string;
   currencies: { currency: string; first: number; last: number; months: (number | string)[][] }[];
   several: {
@@ -388,7 +475,12 @@ type BasisDoc = {
     mixedChanges: [number, Record<string, string>][];
     mixedRetention: [number, Record<string, string>, Record<string, string>][];
   };
+  /** Absent in a basis made before cohorts were converted: then it is made again. */
+  cohorts?: [number, number[], Record<string, string[]>][];
 };
+
+/** Whether a stored basis has every part this release reads. */
+export const basisIsCurrent = (doc: BasisDoc): boolean => doc.cohorts !== undefined;
 
 const vectorJson = (v: Vector) => Object.fromEntries(Object.entries(v).map(([c, x]) => [c, `${x}`]));
 const vectorOf = (v: Record<string, string>): Vector => Object.fromEntries(Object.entries(v).map(([c, x]) => [c, BigInt(x)]));
@@ -417,6 +509,11 @@ export function parseBasis(doc: BasisDoc): FxBasis {
       mixedChanges: doc.several.mixedChanges.map(([month, delta]) => ({ month, delta: vectorOf(delta) })),
       mixedRetention: doc.several.mixedRetention.map(([month, now, then]) => ({ month, now: vectorOf(now), then: vectorOf(then) })),
     },
+    cohorts: (doc.cohorts ?? []).map(([cohort, active, mrr]) => ({
+      cohort,
+      active,
+      mrr: Object.fromEntries(Object.entries(mrr).map(([currency, v]) => [currency, v.map((x) => BigInt(x))])),
+    })),
   };
 }
 

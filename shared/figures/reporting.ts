@@ -173,3 +173,45 @@ export function missingRates(lists: readonly MissingRate[][]): MissingRate[] {
   for (const list of lists) for (const x of list) all.set(`${x.month}:${x.currency}`, x);
   return [...all.values()].sort((a, b) => (a.month < b.month ? -1 : a.month > b.month ? 1 : a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0));
 }
+
+export type ReportingCohort = {
+  currency: string;
+  cohort: string;
+  customers: number | null;
+  mrr: Figure;
+  months: { month: string; customers: number | null; mrr: Figure }[];
+};
+/** The converted cohorts; `missing`: the absent rates that made a figure null, each once. */
+export type ReportingCohorts = { data: ReportingCohort[]; missing: MissingRate[] };
+
+/**
+ * The cohorts of the whole business in the reporting currency: a cohort's MRR at month M is its
+ * customers' MRR in each currency converted at M's rates; a month whose conversion needs a rate
+ * the set lacks has both figures null.
+ */
+export function convertCohorts(basis: FxBasis, table: RateTable, reporting: string): ReportingCohorts {
+  const rateOf = (c: string, m: number): bigint | undefined => (c === table.base ? RATE_SCALE : table.rates.get(c)?.get(m));
+  const D = basis.denominator;
+  const missing: MissingRate[][] = [];
+  const data = basis.cohorts.map(({ cohort, active, mrr }) => {
+    const currencies = Object.keys(mrr);
+    const months = active.map((customers, i) => {
+      const m = cohort + i;
+      const held = currencies.filter((c) => mrr[c]![i] !== 0n);
+      const others = held.filter((c) => c !== reporting);
+      const needed = others.length > 0 ? [...others, reporting] : [];
+      const absent = needed.filter((c) => rateOf(c, m) === undefined);
+      if (absent.length > 0) {
+        missing.push(absent.map((c) => ({ month: formatMonth(m), currency: c })));
+        return { month: formatMonth(m), customers: null, mrr: null };
+      }
+      // Only the reporting currency held (or none): its own values, at rate 1.
+      const aR = others.length > 0 ? rateOf(reporting, m)! : 1n;
+      let n = 0n;
+      for (const c of held) n += mrr[c]![i]! * (c === reporting ? aR : rateOf(c, m)!);
+      return { month: formatMonth(m), customers, mrr: money({ n, d: D * aR }) };
+    });
+    return { currency: reporting, cohort: formatMonth(cohort), customers: months[0]!.customers, mrr: months[0]!.mrr, months };
+  });
+  return { data, missing: missingRates(missing) };
+}

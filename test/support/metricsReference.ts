@@ -225,11 +225,11 @@ const decimal = (s: string) => {
 };
 
 /**
- * The `reporting` member of the metrics in currency `reporting`, from the contract's words ("One
- * reporting currency"): every customer's MRR per currency at every month end by brute force (as
- * referenceFigures computes it, 0 outside the currency's series), converted with exact fractions.
+ * A book seen in currency `reporting` with a set of rates: every customer's MRR per currency at
+ * every month end by brute force (as referenceFigures computes it, 0 outside the currency's
+ * series), the set's rates as exact fractions, and the absent rates asked for, each once.
  */
-export function referenceReporting(rows: ReferenceRow[], set: ReferenceRates, reporting: string) {
+function reportingBook(rows: ReferenceRow[], set: ReferenceRates, reporting: string) {
   const { bounds } = referenceFigures(rows);
   const contracts = rows
     .filter((r) => r.startDate && r.endDate && r.amount && r.currency && Number(r.amount) !== 0)
@@ -251,13 +251,97 @@ export function referenceReporting(rows: ReferenceRow[], set: ReferenceRates, re
     if (rate(currency, k) === undefined && !missing.some((x) => x.month === label(k) && x.currency === currency)) missing.push({ month: label(k), currency });
     return rate(currency, k) !== undefined;
   };
-  const anyMrr = (currency: string, k: number) => customers.some((c) => value(c, currency, k).positive);
+  /** Whether the rates at month `at` of the currencies `used` (and the reporting one, if any is another) are in the set; notes those absent. */
+  const needAll = (used: string[], at: number) => {
+    const others = used.filter((c) => c !== reporting);
+    let ok = true;
+    for (const c of others) ok = need(c, at) && ok;
+    if (others.length > 0) ok = need(reporting, at) && ok;
+    return ok;
+  };
+  const missingSorted = () =>
+    [...missing].sort((a, b) => (a.month < b.month ? -1 : a.month > b.month ? 1 : a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0));
   /** value × rate(X, k) ÷ rate(R, k); the reporting currency's own values need no rate. */
   const conv = (v: Frac, currency: string, k: number) => (currency === reporting ? v : v.mul(rate(currency, k)!).div(rate(reporting, k)!));
   const mrrAt = (customer: string, valuedAt: number, k: number) => currencies.reduce((s, c) => s.add(value(customer, c, k).positive ? conv(value(customer, c, k), c, valuedAt) : Frac.ZERO), Frac.ZERO);
-  if (bounds.length === 0) return { currency: reporting, monthly: [], missingRates: [] };
+  const holds = (customer: string, k: number) => currencies.some((c) => value(customer, c, k).positive);
   const first = Math.min(...bounds.map((b) => b.first));
   const last = Math.max(...bounds.map((b) => b.last));
+  return { bounds, customers, currencies, value, need, needAll, missingSorted, mrrAt, holds, first, last };
+}
+
+/**
+ * The cohorts in currency `reporting` ("One reporting currency": the customer across their
+ * currencies): a customer's cohort is their first month end with MRR in any currency; every
+ * month from it to the last of all series, how many of the cohort have MRR and their MRR
+ * converted at that month's rates, both null when a rate it needs is absent.
+ */
+export function referenceReportingCohorts(rows: ReferenceRow[], set: ReferenceRates, reporting: string) {
+  const b = reportingBook(rows, set, reporting);
+  if (b.bounds.length === 0) return { data: [], missingRates: [] };
+  const cohortOf = new Map<string, number>();
+  for (const customer of b.customers) {
+    for (let k = b.first; k <= b.last; k++) {
+      if (b.holds(customer, k)) {
+        cohortOf.set(customer, k);
+        break;
+      }
+    }
+  }
+  const data = [];
+  for (const cohort of [...new Set(cohortOf.values())].sort((x, y) => x - y)) {
+    const members = b.customers.filter((c) => cohortOf.get(c) === cohort);
+    const months = [];
+    for (let k = cohort; k <= b.last; k++) {
+      const withMrr = members.filter((c) => b.holds(c, k));
+      const used = b.currencies.filter((c) => withMrr.some((x) => b.value(x, c, k).positive));
+      if (!b.needAll(used, k)) months.push({ month: label(k), customers: null, mrr: null });
+      else months.push({ month: label(k), customers: withMrr.length, mrr: withMrr.reduce((s, c) => s.add(b.mrrAt(c, k, k)), Frac.ZERO).round(2) });
+    }
+    data.push({ currency: reporting, cohort: label(cohort), customers: months[0]!.customers, mrr: months[0]!.mrr, months });
+  }
+  return { data, missingRates: b.missingSorted() };
+}
+
+/**
+ * The customers of month `month` in currency `reporting`: every customer with MRR in any
+ * currency at its end or the month before's, both valued at `month`'s rates, the movement between
+ * them; ordered by customer as UTF-8 bytes. `missingRates`: the month's rates absent for the
+ * currencies anyone holds at either month end; a customer who needs one has null figures.
+ */
+export function referenceReportingCustomers(rows: ReferenceRow[], set: ReferenceRates, reporting: string, month: string) {
+  const b = reportingBook(rows, set, reporting);
+  const k = monthIndex(`${month}-01`);
+  const anyone = b.currencies.filter((c) => b.customers.some((x) => b.value(x, c, k).positive || b.value(x, c, k - 1).positive));
+  b.needAll(anyone, k);
+  const missingRates = b.missingSorted();
+  const listed = b.customers
+    .filter((c) => b.holds(c, k) || b.holds(c, k - 1))
+    .sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y)))
+    .map((customer) => {
+      const used = b.currencies.filter((c) => b.value(customer, c, k).positive || b.value(customer, c, k - 1).positive);
+      const others = used.filter((c) => c !== reporting);
+      const ok = others.every((c) => !missingRates.some((x) => x.currency === c)) && (others.length === 0 || !missingRates.some((x) => x.currency === reporting));
+      if (!ok) return { object: 'customer_month', customer, currency: reporting, month, previousMrr: null, mrr: null, movement: null };
+      const p = b.mrrAt(customer, k, k - 1);
+      const q = b.mrrAt(customer, k, k);
+      let earlier = false;
+      for (let j = Math.min(b.first, k); j < k; j++) if (b.holds(customer, j)) earlier = true;
+      const movement = !p.positive ? (earlier ? 'reactivation' : 'newBusiness') : !q.positive ? 'churn' : q.cmp(p) > 0 ? 'expansion' : q.cmp(p) < 0 ? 'contraction' : 'retained';
+      return { object: 'customer_month', customer, currency: reporting, month, previousMrr: p.round(2), mrr: q.round(2), movement };
+    });
+  return { data: listed, missingRates };
+}
+
+/**
+ * The `reporting` member of the metrics in currency `reporting`, from the contract's words ("One
+ * reporting currency"): every customer's MRR per currency at every month end by brute force,
+ * converted with exact fractions.
+ */
+export function referenceReporting(rows: ReferenceRow[], set: ReferenceRates, reporting: string) {
+  const { bounds, customers, currencies, value, need, missingSorted, mrrAt, first, last } = reportingBook(rows, set, reporting);
+  const anyMrr = (currency: string, k: number) => customers.some((c) => value(c, currency, k).positive);
+  if (bounds.length === 0) return { currency: reporting, monthly: [], missingRates: [] };
   const monthly: unknown[] = [];
   for (let k = first; k <= last; k++) {
     // The rates month k needs: at k for every currency with MRR at k, k − 1 or k − 12 (its MRR,
@@ -328,6 +412,5 @@ export function referenceReporting(rows: ReferenceRow[], set: ReferenceRates, re
       },
     });
   }
-  missing.sort((a, b) => (a.month < b.month ? -1 : a.month > b.month ? 1 : a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0));
-  return { currency: reporting, monthly, missingRates: missing };
+  return { currency: reporting, monthly, missingRates: missingSorted() };
 }

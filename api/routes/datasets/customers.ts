@@ -9,7 +9,8 @@ import { defineOperation } from '../../defineOperation.ts';
 import { customerMonthExample, list } from '../../examples.ts';
 import { tenantOf } from '../../principal.ts';
 import { invalidCursor, listOf } from '../../schemas.ts';
-import { Currency } from './cohorts.ts';
+import { readReportingCustomerMonths } from '../../../shared/domain/reportingCurrency.ts';
+import { Currency, oneCurrency, ReportingCurrencyQuery } from './cohorts.ts';
 import { Month } from './metricsAndCatalog.ts';
 import { readableVersion, rowsPurged, VersionIdQuery } from './readableVersion.ts';
 import { DatasetIdParams } from './schemas.ts';
@@ -18,11 +19,14 @@ export const CustomerMonthSchema = z
   .object({
     object: z.literal('customer_month'),
     customer: z.string(),
-    currency: z.string(),
+    currency: z.string().meta({ description: 'The currency sold in, or the reporting currency.' }),
     month: z.string().meta({ description: 'YYYY-MM' }),
-    previousMrr: z.string().meta({ description: "The customer's MRR at the end of the month before." }),
-    mrr: z.string().meta({ description: "The customer's MRR at the end of this month." }),
-    movement: z.enum(CUSTOMER_MOVEMENTS).meta({
+    previousMrr: z
+      .string()
+      .nullable()
+      .meta({ description: "The customer's MRR at the end of the month before (in a reporting currency: converted at this month's rates; null when the set lacks one)." }),
+    mrr: z.string().nullable().meta({ description: "The customer's MRR at the end of this month (null only in a reporting currency, when the set lacks a rate)." }),
+    movement: z.enum(CUSTOMER_MOVEMENTS).nullable().meta({
       description: `newBusiness: ${FIGURE_WORDS.newBusiness} expansion: ${FIGURE_WORDS.expansion} contraction: ${FIGURE_WORDS.contraction} churn: ${FIGURE_WORDS.churn} reactivation: ${FIGURE_WORDS.reactivation} retained: the same MRR at both month ends.`,
     }),
   })
@@ -49,6 +53,7 @@ export default defineOperation({
   summary: 'Customers of a month, with their movement',
   description:
     "Every customer with MRR at the end of `month` or of the month before, with both figures and the movement between them, ordered by currency then customer (as UTF-8 bytes); filtered by `currency` and `movement`. " +
+    'With `reportingCurrency`, each customer once across all their currencies, both month ends converted at the rates of `month` (so a change of rate is never a movement), ordered by customer. ' +
     'Which customers churned in March: `?month=2026-03&movement=churn`. `versionId` reads an earlier version that was active, until its rows are purged (then 404). ' +
     ' Each MRR is rounded on its own, so an expansion of less than half a cent may show equal figures.',
   params: DatasetIdParams,
@@ -59,13 +64,33 @@ export default defineOperation({
     limit: z.coerce.number().int().min(1).max(100).default(20).meta({ description: 'Page size, 1 to 100.' }),
     cursor: z.string().min(1).max(2000).optional().meta({ description: 'nextCursor of the previous page.' }),
     versionId: VersionIdQuery,
+    reportingCurrency: ReportingCurrencyQuery,
   }),
-  responses: { 200: { description: 'A page of customers.', schema: listOf(CustomerMonthSchema, 'CustomerMonthList'), example: list(customerMonthExample) } },
+  responses: {
+    200: {
+      description: 'A page of customers.',
+      schema: listOf(CustomerMonthSchema, 'CustomerMonthList').extend({
+        exchangeRatesId: z.string().optional().meta({ description: 'With reportingCurrency only: the set of rates the figures are converted with.' }),
+        missingRates: z
+          .array(z.object({ month: z.string(), currency: z.string() }))
+          .optional()
+          .meta({ description: "With reportingCurrency only: the month's rates the set lacks for currencies with MRR then (customers who need one have null figures)." }),
+      }),
+      example: list(customerMonthExample),
+    },
+  },
   problems: ['not-found', 'bad-request'],
   async handle({ res, deps, params, query }) {
+    oneCurrency(query);
     const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
     const version = await readableVersion(deps.pool, tenantOf(res), params.id, query.versionId);
     if (version.rowsPurgedAt) throw rowsPurged(version, 'its customers');
+    if (query.reportingCurrency !== undefined) {
+      const reporting = query.reportingCurrency;
+      const converted = await readReportingCustomerMonths(deps.pool, tenantOf(res), version.id, reporting, { ...query, after: after?.customer });
+      const nextCursor = converted.next === undefined ? null : encodeCursor({ currency: reporting, customer: converted.next });
+      return void res.json({ object: 'list', data: converted.data, nextCursor, exchangeRatesId: converted.exchangeRatesId, missingRates: converted.missingRates });
+    }
     const page = await readCustomerMonths(deps.pool, version.id, { ...query, after });
     res.json({ object: 'list', data: page.data, nextCursor: page.next ? encodeCursor(page.next) : null });
   },

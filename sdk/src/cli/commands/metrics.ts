@@ -126,22 +126,29 @@ function cohortsText(c: Cohorts): string {
             const shares = Object.fromEntries(
               Array.from({ length: COHORT_MONTHS + 1 }, (_, k) => {
                 const at = d.months[k];
-                return [`+${k}`, at === undefined ? '' : start > 0 ? `${Math.round((100 * Number(at.mrr)) / start)}%` : '-'];
+                // `?`: a month the set of rates lacks a rate for (reporting currency only).
+                return [`+${k}`, at === undefined ? '' : at.mrr === null || d.mrr === null ? '?' : start > 0 ? `${Math.round((100 * Number(at.mrr)) / start)}%` : '-'];
               }),
             );
-            return { cohort: d.cohort, customers: d.customers, mrr: d.mrr, ...shares };
+            return { cohort: d.cohort, customers: d.customers ?? '?', mrr: d.mrr ?? '?', ...shares };
           });
-        return `\n${currency}: each cohort's MRR left at its month ends, as a share of its first (+0 is the cohort's month; --json for every month and count):\n${table(rows)}`;
+        const whole = c.exchangeRatesId === undefined ? '' : ` (the whole business, each customer once, converted with ${c.exchangeRatesId})`;
+        return `\n${currency}${whole}: each cohort's MRR left at its month ends, as a share of its first (+0 is the cohort's month; --json for every month and count):\n${table(rows)}`;
       })
-      .join('')
+      .join('') +
+    lackingRates(c.missingRates, c.exchangeRatesId)
   );
 }
+
+/** The rates the set lacked, which made the `?` figures. */
+const lackingRates = (missing: { month: string; currency: string }[] | undefined, set: string | undefined) =>
+  !missing || missing.length === 0 ? '' : `\n? lacks a rate of the set ${set}: ${missing.map((x) => `${x.currency} ${x.month}`).join(', ')}\n`;
 
 function catalogText(c: Catalog): string {
   return `version  ${c.versionId}\nrows     ${c.rowCount}\n\nfields:\n${table(c.fields)}\nproducts:\n${table(c.products)}`;
 }
 
-const customerRow = (c: CustomerMonth) => ({ customer: c.customer, currency: c.currency, previousMrr: c.previousMrr, mrr: c.mrr, movement: c.movement });
+const customerRow = (c: CustomerMonth) => ({ customer: c.customer, currency: c.currency, previousMrr: c.previousMrr ?? '?', mrr: c.mrr ?? '?', movement: c.movement ?? '?' });
 
 export function metricsCommands(root: Command): void {
   root
@@ -178,12 +185,14 @@ export function metricsCommands(root: Command): void {
     .command('cohorts')
     .description("the active version's cohorts: customers by the month of their new business, and the share of their MRR left at each month end after")
     .argument('<dataset>', 'its id (ds_…) or externalRef')
-    .addOption(new Option('--currency <code>', 'only this currency').argParser(currencyCode))
+    .addOption(new Option('--currency <code>', 'only this currency').argParser(currencyCode).conflicts('reportingCurrency'))
+    .addOption(new Option('--reporting-currency <code>', 'the whole business in this currency (each customer once), converted with your exchange rates in force').argParser(currencyCode))
     .action(
       action(async ({ service, out, opts }, ref: string) => {
-        const o = opts<{ currency?: string }>();
+        const o = opts<{ currency?: string; reportingCurrency?: string }>();
         const dataset = await findDataset(service, ref);
-        out.result(await service.datasets.cohorts(dataset.id, { ...(o.currency && { currency: o.currency }) }), cohortsText);
+        const params = { ...(o.currency && { currency: o.currency }), ...(o.reportingCurrency && { reportingCurrency: o.reportingCurrency }) };
+        out.result(await service.datasets.cohorts(dataset.id, params), cohortsText);
       }),
     );
   root
@@ -192,14 +201,20 @@ export function metricsCommands(root: Command): void {
     .argument('<dataset>', 'its id (ds_…) or externalRef')
     .requiredOption('--month <month>', 'the month, YYYY-MM', month)
     .addOption(new Option('--movement <movement>', 'only customers with this movement').choices(MOVEMENTS))
-    .addOption(new Option('--currency <code>', 'only this currency').argParser(currencyCode))
+    .addOption(new Option('--currency <code>', 'only this currency').argParser(currencyCode).conflicts('reportingCurrency'))
+    .addOption(new Option('--reporting-currency <code>', 'each customer once, both month ends converted to this currency at the month\'s rates').argParser(currencyCode))
     .addOption(new Option('--limit <n>', 'at most this many (default 100)').argParser(wholeNumber(1, 100)).default(100))
     .option('--all', 'every customer, however many')
     .action(
       action(async ({ service, out, opts }, ref: string) => {
-        const o = opts<{ month: string; movement?: CustomerMovement; currency?: string; limit: number; all?: boolean }>();
+        const o = opts<{ month: string; movement?: CustomerMovement; currency?: string; reportingCurrency?: string; limit: number; all?: boolean }>();
         const dataset = await findDataset(service, ref);
-        const params = { month: o.month, ...(o.movement && { movement: o.movement }), ...(o.currency && { currency: o.currency }) };
+        const params = {
+          month: o.month,
+          ...(o.movement && { movement: o.movement }),
+          ...(o.currency && { currency: o.currency }),
+          ...(o.reportingCurrency && { reportingCurrency: o.reportingCurrency }),
+        };
         let customers: CustomerMonth[] = [];
         let more = false;
         if (o.all) {
@@ -211,6 +226,7 @@ export function metricsCommands(root: Command): void {
         }
         out.result(customers, (list: CustomerMonth[]) => table(list.map(customerRow)));
         if (more) out.note(`More customers than these ${customers.length}: --all lists every one.`);
+        if (customers.some((c) => c.mrr === null)) out.note('? : the set of exchange rates in force lacks a rate of that month for a currency of this customer (--json shows missingRates).');
       }),
     );
   root
