@@ -88,7 +88,7 @@ export function checkRates(input: { base: unknown; rates: unknown }): { base: st
 }
 
 /**
- * A set written as CSV: a first line `base,XXX`, then `month,currency,rate` records (a header
+ * A set written as CSV: a first line `base,<currency>` (`base,EUR`), then `month,currency,rate` records (a header
  * line `month,currency,rate` may come first). Its records are named as the JSON's (`rates[0]` is
  * the first record after the base line and header).
  */
@@ -101,7 +101,7 @@ export function ratesFromCsv(text: string): { base: unknown; rates: unknown[] } 
   }
   const [head, ...rest] = records;
   if (!head || head[0]?.toLowerCase() !== 'base' || head.length !== 2) {
-    throw badRequest('The exchange rates are not valid.', [{ field: 'base', code: 'required', message: 'The first line must be base,XXX (the base currency).' }]);
+    throw badRequest('The exchange rates are not valid.', [{ field: 'base', code: 'required', message: 'The first line must be base,<currency>: the base currency, as in base,EUR.' }]);
   }
   if (rest[0]?.join(',').toLowerCase() === 'month,currency,rate') rest.shift();
   return {

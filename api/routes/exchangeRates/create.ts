@@ -41,7 +41,7 @@ export default defineOperation({
   otherBodies: {
     'application/json': { schema: CreateExchangeRatesBody, example: { base: 'EUR', rates: ratesExample } },
     'text/csv': {
-      schema: z.string().meta({ description: 'A first line base,XXX, then month,currency,rate records (a header line month,currency,rate may come first).' }),
+      schema: z.string().meta({ description: 'A first line base,<currency> (base,EUR), then month,currency,rate records (a header line month,currency,rate may come first).' }),
       example: ratesCsvExample,
     },
   },
