@@ -7,7 +7,7 @@
 // was deleted, has nothing to compute from: its mark goes.
 import type { Pool } from '../platform/db.ts';
 import { withTransaction } from '../platform/db.ts';
-import { computeMonthlyFigures, storeMonthlyFigures } from './monthlyFigures.ts';
+import { computeMonthlyFigures, readFxBasis, storeMonthlyFigures } from './monthlyFigures.ts';
 
 /** Computes the figures of the oldest version still marked; its id, or undefined when none is left. */
 export async function backfillNextVersion(pool: Pool): Promise<{ versionId: string; computed: boolean } | undefined> {
@@ -26,4 +26,30 @@ export async function backfillNextVersion(pool: Pool): Promise<{ versionId: stri
     await client.query('UPDATE versions SET figures_pending = false WHERE id = $1', [version.id]);
     return { versionId: version.id, computed: version.computable };
   });
+}
+
+/**
+ * Makes the basis for a reporting currency (fxBasis.ts) of the next active version of several
+ * currencies that has none (or one from before it held the cohorts), for accounts that have
+ * uploaded exchange rates: their first reporting read then finds it made. Its id, or undefined
+ * when none is left.
+ */
+export async function makeNextFxBasis(pool: Pool, skip: readonly string[] = []): Promise<string | undefined> {
+  const { rows } = await pool.query<{ version_id: string }>(
+    `SELECT f.version_id FROM version_fx f JOIN datasets d ON d.active_version_id = f.version_id
+     WHERE (f.basis IS NULL OR NOT f.basis ? 'cohorts') AND d.deleted_at IS NULL AND f.version_id <> ALL ($1::text[])
+       AND EXISTS (SELECT 1 FROM exchange_rates r WHERE r.account_id = d.account_id AND r.mode = d.mode)
+       AND (SELECT count(*) FROM version_series s WHERE s.version_id = f.version_id) > 1
+     LIMIT 1`,
+    [skip],
+  );
+  const versionId = rows[0]?.version_id;
+  if (versionId !== undefined) await readFxBasis(pool, versionId);
+  return versionId;
+}
+
+/** Whether an account converts to a reporting currency (has uploaded rates in the mode): then its builds make their basis ahead. */
+export async function convertsFigures(pool: Pool, accountId: string, mode: string): Promise<boolean> {
+  const { rows } = await pool.query('SELECT 1 FROM exchange_rates WHERE account_id = $1 AND mode = $2 LIMIT 1', [accountId, mode]);
+  return rows.length > 0;
 }

@@ -75,6 +75,8 @@ const FX_FETCH = 10_000;
  */
 export async function storeFxBasis(client: Client, versionId: string, bounds: readonly { currency: string; first: number; last: number }[], cells?: ExactCells): Promise<FxBasis> {
   const builder = new FxBasisBuilder(bounds, cells);
+  // From the cells, only customers of several currencies are read: a version of one currency has none.
+  if (cells && bounds.length <= 1) return storeBasis(client, versionId, builder.done());
   const several = `AND customer IN (SELECT customer FROM version_customers WHERE version_id = $1 GROUP BY customer HAVING count(*) > 1)`;
   await client.query(
     `DECLARE fx_customers NO SCROLL CURSOR FOR
@@ -98,7 +100,10 @@ export async function storeFxBasis(client: Client, versionId: string, bounds: re
   }
   await client.query('CLOSE fx_customers');
   if (customer !== undefined) builder.addCustomer(customer, steps);
-  const basis = builder.done();
+  return storeBasis(client, versionId, builder.done());
+}
+
+async function storeBasis(client: Client, versionId: string, basis: FxBasis): Promise<FxBasis> {
   await client.query('INSERT INTO version_fx (version_id, basis) VALUES ($1, $2) ON CONFLICT (version_id) DO UPDATE SET basis = excluded.basis', [versionId, basisJson(basis)]);
   return basis;
 }

@@ -8,7 +8,8 @@ import type { Job, PgBoss } from 'pg-boss';
 import { CONTRACT_FIELDS } from '../../shared/contract/fields.ts';
 import { withTransaction, type Pool } from '../../shared/platform/db.ts';
 import type { Logger } from '../../shared/platform/log.ts';
-import { BUILD_RETRY_LIMIT } from '../../shared/platform/queue.ts';
+import { BUILD_RETRY_LIMIT, queues } from '../../shared/platform/queue.ts';
+import { convertsFigures } from '../../shared/domain/figuresBackfill.ts';
 import type { UsageMeter } from '../../shared/tenancy/usage.ts';
 import { type Lane, turnOf, turnTaken } from '../../shared/domain/fairQueues.ts';
 import {
@@ -98,7 +99,12 @@ export function buildVersion(pool: Pool, boss: PgBoss, threads: BuildThreads, me
         log.info(fields, 'build deferred until its file has arrived');
         return;
       }
-      if (built.outcome === 'active') meter.add(built.accountId!, built.mode!, 'rows_ingested', built.rowCount);
+      if (built.outcome === 'active') {
+        meter.add(built.accountId!, built.mode!, 'rows_ingested', built.rowCount);
+        // Its basis for a reporting currency, made now rather than at its first reporting read (a miss costs that read only).
+        const ahead = await convertsFigures(pool, built.accountId!, built.mode!).catch(() => false);
+        if (ahead) await boss.send(queues.backfillFigures, {}).catch((error: unknown) => log.warn({ err: error, ...fields }, 'basis for conversion not sent ahead'));
+      }
       log.info(
         { ...fields, accountId: built.accountId ?? fields.accountId, mode: built.mode, outcome: built.outcome, rows: built.rows, errors: built.errors, readsIn: built.readsIn, tallyGaveUpOn: built.tallyGaveUpOn, ...built.timings, ms: Math.round(performance.now() - started) },
         'version built',
