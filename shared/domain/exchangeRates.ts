@@ -10,6 +10,8 @@ import { newId } from '../platform/ids.ts';
 import { badRequest, type FieldError } from '../platform/problems.ts';
 import type { Tenant } from './datasets.ts';
 import { recordAccountEvent } from './events.ts';
+import type { PgBoss } from 'pg-boss';
+import { inTransaction, queues } from '../platform/queue.ts';
 
 export type RateRecord = { month: string; currency: string; rate: string };
 
@@ -125,7 +127,12 @@ const toSet = (r: Row): ExchangeRates => ({
 });
 
 /** Keeps a checked set, with its event, in one transaction. */
-export async function createExchangeRates(pool: Pool, tenant: Tenant, input: { base: string; rates: RateRecord[] }): Promise<ExchangeRates> {
+/**
+ * Keeps a set (it is in force from the commit on), with its event and a run of the job that makes
+ * the bases for conversion of the account's active versions of several currencies (figuresBackfill.ts),
+ * so that their first reporting read finds them made.
+ */
+export async function createExchangeRates(pool: Pool, boss: PgBoss, tenant: Tenant, input: { base: string; rates: RateRecord[] }): Promise<ExchangeRates> {
   const records = input.rates
     .map((r) => [parseMonth(r.month), r.currency, r.rate] as const)
     .sort((a, b) => a[0] - b[0] || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
@@ -138,6 +145,7 @@ export async function createExchangeRates(pool: Pool, tenant: Tenant, input: { b
     );
     const set = toSet(rows[0]!);
     await recordAccountEvent(client, tenant, 'exchange_rates.created', set);
+    await boss.send(queues.backfillFigures, {}, { db: inTransaction(client) });
     return set;
   });
 }

@@ -69,7 +69,7 @@ function realistic(name: string, shape: RealisticShape): Shape {
   };
 }
 
-type Phases = { startMs: number; copyMs: number; checkMs: number; readsMs: number; commitMs: number; ms: number; readsIn: string; tallyGaveUpOn?: string };
+type Phases = { startMs: number; copyMs: number; checkMs: number; readsMs: number; figuresMs: number; commitMs: number; ms: number; readsIn: string; tallyGaveUpOn?: string };
 
 export async function benchIngest(args: string[]): Promise<void> {
   const option = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
@@ -142,7 +142,7 @@ export async function benchIngest(args: string[]): Promise<void> {
         const of = (name: keyof Phases) => Math.round(median(phases.map((p) => Number(p[name]))));
         const cpu = (name: string) => median(cpus.map((c) => c[name]!)).toFixed(2);
         cpuTable.push({ file: label, '\\copy: postgres': cpu('copyPostgres'), 'POST: web': cpu('web'), worker: cpu('worker'), postgres: cpu('postgres'), total: median(cpus.map((c) => c['web']! + c['worker']! + c['postgres']!)).toFixed(2) });
-        phaseTable.push({ file: label, 'upload+wait': of('ms'), 'parse+validate+tally+COPY': of('copyMs'), duplicates: of('checkMs'), reads: of('readsMs'), commit: of('commitMs'), 'reads in': phases[0]!.readsIn + (phases[0]!.tallyGaveUpOn ? ` (tally outgrew: ${phases[0]!.tallyGaveUpOn})` : '') });
+        phaseTable.push({ file: label, 'upload+wait': of('ms'), 'parse+validate+tally+COPY': of('copyMs'), duplicates: of('checkMs'), 'reads (tally, book)': of('readsMs'), 'figures stored': of('figuresMs'), commit: of('commitMs'), 'reads in': phases[0]!.readsIn + (phases[0]!.tallyGaveUpOn ? ` (tally outgrew: ${phases[0]!.tallyGaveUpOn})` : '') });
       }
       if (rows <= 1_000_000 && !quick) {
         const bad = join(tmpdir(), `bench-${shape.name}-bad-${rows}.csv`);

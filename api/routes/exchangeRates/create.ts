@@ -50,7 +50,7 @@ export default defineOperation({
   },
   problems: ['bad-request', 'unsupported-media-type', 'payload-too-large'],
   async handle({ req, res, deps }) {
-    const set = await createExchangeRates(deps.pool, tenantOf(res), checkRates(await readRates(req)));
+    const set = await createExchangeRates(deps.pool, deps.boss, tenantOf(res), checkRates(await readRates(req)));
     res.status(201).location(`${deps.config.baseUrl}/v1/exchange-rates/${set.id}`).json(set);
   },
 });
