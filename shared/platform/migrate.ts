@@ -48,8 +48,8 @@ export async function migrate(pool: Pool, dir = sqlDir): Promise<string[]> {
 
 /** True when every migration file has been applied (for /readyz). */
 export async function migrationsCurrent(pool: Pool, dir = sqlDir): Promise<boolean> {
-  const migrations = await listMigrations(dir);
-  const latest = migrations.at(-1)?.version ?? 0;
-  const { rows } = await pool.query<{ version: number | null }>('SELECT max(version) AS version FROM schema_migrations');
-  return (rows[0]?.version ?? 0) >= latest;
+  const versions = (await listMigrations(dir)).map((m) => m.version);
+  // Every file's, not only the latest: one added between two applied ones is pending too.
+  const { rows } = await pool.query<{ applied: number }>('SELECT count(*)::int AS applied FROM schema_migrations WHERE version = ANY ($1::int[])', [versions]);
+  return rows[0]!.applied === versions.length;
 }
