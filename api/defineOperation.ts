@@ -51,6 +51,8 @@ export type ResponseSpec = {
   schema?: z.ZodType;
   contentType?: string;
   example?: unknown;
+  /** Several named examples instead of one (an answer whose shape a query parameter changes). */
+  examples?: Record<string, { summary: string; value: unknown }>;
   /** Other representations of the same answer, chosen by the request's Accept header. */
   alternatives?: Record<string, { schema: z.ZodType; example?: unknown }>;
   headers?: Record<string, string>;

@@ -123,6 +123,65 @@ export const customerMonthExample = {
   movement: 'churn',
 };
 
+const fxSet = 'fx_01JD8X4Q2M7N5P3R9S1T6V0W2Y';
+const inEur = (month: string, mrr: string) => ({ month, customers: 118, mrr });
+
+/** The metrics with ?reportingCurrency=EUR: the same, and the whole business in euros. */
+export const metricsReportingExample = {
+  ...metricsExample,
+  reporting: {
+    currency: 'EUR',
+    exchangeRatesId: fxSet,
+    monthly: [
+      {
+        month: '2026-01',
+        activeCustomers: 21350,
+        mrr: '8012450.00',
+        arr: '96149400.00',
+        arpa: '375.29',
+        movements: {
+          newBusiness: { customers: 1610, mrr: '548300.00' },
+          expansion: { customers: 1090, mrr: '131200.00' },
+          contraction: { customers: 330, mrr: '42400.00' },
+          churn: { customers: 425, mrr: '161900.00' },
+          reactivation: { customers: 52, mrr: '15500.00' },
+          netNewMrr: '490700.00',
+          fxImpact: '-18350.00',
+        },
+        rates: { customerChurn: '0.0211', grossMrrChurn: '0.0262', netRevenueRetention: '1.0390', grossRevenueRetention: '0.9120' },
+      },
+    ],
+    missingRates: [],
+  },
+};
+
+/** The cohorts with ?reportingCurrency=EUR: each customer once, in the cohort of their first month end with MRR. */
+export const cohortsReportingExample = {
+  object: 'cohorts',
+  datasetId: ids.dataset,
+  versionId: ids.version,
+  exchangeRatesId: fxSet,
+  missingRates: [{ month: '2026-02', currency: 'USD' }],
+  data: [
+    {
+      currency: 'EUR',
+      cohort: '2025-11',
+      customers: 158,
+      mrr: '61830.00',
+      months: [inEur('2025-11', '61830.00'), { ...inEur('2025-12', '60910.00'), customers: 154 }, { ...inEur('2026-01', '63120.00'), customers: 151 }, { month: '2026-02', customers: null, mrr: null }],
+    },
+  ],
+};
+
+/** A page of customers with ?reportingCurrency=EUR: both month ends at the month's rates. */
+export const customerMonthsReportingExample = {
+  object: 'list',
+  data: [{ object: 'customer_month', customer: 'Acme GmbH', currency: 'EUR', month: '2026-03', previousMrr: '962.40', mrr: '0.00', movement: 'churn' }],
+  nextCursor: null,
+  exchangeRatesId: fxSet,
+  missingRates: [],
+};
+
 export const catalogExample = {
   object: 'catalog',
   datasetId: ids.dataset,

@@ -134,7 +134,10 @@ export function buildOpenApiDocument(operations: Operation[], baseUrl: string, e
         headers: headersOf(spec.headers),
         ...(spec.schema && {
           content: {
-            [spec.contentType ?? 'application/json']: { schema: spec.schema, ...(spec.example !== undefined && { example: spec.example }) },
+            [spec.contentType ?? 'application/json']: {
+              schema: spec.schema,
+              ...(spec.examples !== undefined ? { examples: spec.examples } : spec.example !== undefined && { example: spec.example }),
+            },
             ...Object.fromEntries(
               Object.entries(spec.alternatives ?? {}).map(([type, alt]) => [type, { schema: alt.schema, ...(alt.example !== undefined && { example: alt.example }) }]),
             ),

@@ -31,6 +31,21 @@ describe('the OpenAPI document', () => {
     expect(missing).to.deep.equal([]);
   });
 
+  it('when a JSON answer\'s examples are checked against its schema, then every one is an answer the schema allows', () => {
+    const wrong: string[] = [];
+    for (const op of operations) {
+      for (const [status, spec] of Object.entries(op.responses)) {
+        if (!spec.schema || (spec.contentType ?? 'application/json') !== 'application/json') continue;
+        const examples = spec.examples ? Object.entries(spec.examples).map(([name, e]) => [name, e.value] as const) : spec.example !== undefined ? [['example', spec.example] as const] : [];
+        for (const [name, value] of examples) {
+          const checked = spec.schema.safeParse(value);
+          if (!checked.success) wrong.push(`${op.operationId} ${status} ${name}: ${checked.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`);
+        }
+      }
+    }
+    expect(wrong).to.deep.equal([]);
+  });
+
   it('when the operations are listed, then the browser pages of the OAuth flow are not among them, and are described in the OAuth section', () => {
     expect(Object.keys(doc.paths).filter((p) => p.startsWith('/oauth/interaction') || p === '/oauth/authorize' || p.startsWith('/account'))).to.deep.equal([]);
     expect(doc.tags.find((t) => t.name === 'OAuth')!.description).to.include('GET /oauth/authorize');

@@ -7,7 +7,7 @@ import { readReportingCohorts } from '../../../shared/domain/reportingCurrency.t
 import { badRequest } from '../../../shared/platform/problems.ts';
 import { FIGURE_WORDS } from '../../../shared/figures/definitions.ts';
 import { defineOperation } from '../../defineOperation.ts';
-import { cohortsExample } from '../../examples.ts';
+import { cohortsExample, cohortsReportingExample } from '../../examples.ts';
 import { tenantOf } from '../../principal.ts';
 import { readableVersion, VersionIdQuery } from './readableVersion.ts';
 import { DatasetIdParams } from './schemas.ts';
@@ -69,7 +69,16 @@ export default defineOperation({
     "With `reportingCurrency`, the whole business's cohorts in that currency: a customer's cohort is their first month end with MRR in any currency, and a cohort's MRR at a month end is its customers' MRR in every currency converted at that month's rates; its months run to the last month of every currency's series.",
   params: DatasetIdParams,
   query: z.object({ currency: Currency.optional().meta({ description: 'Only this currency.' }), versionId: VersionIdQuery, reportingCurrency: ReportingCurrencyQuery }),
-  responses: { 200: { description: 'The cohorts.', schema: CohortsSchema, example: cohortsExample } },
+  responses: {
+    200: {
+      description: 'The cohorts.',
+      schema: CohortsSchema,
+      examples: {
+        perCurrency: { summary: 'Per currency as sold', value: cohortsExample },
+        reporting: { summary: 'With reportingCurrency=EUR (a rate missing for February)', value: cohortsReportingExample },
+      },
+    },
+  },
   problems: ['not-found', 'bad-request'],
   async handle({ res, deps, params, query }) {
     oneCurrency(query);

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { type CustomerCursor, readCustomerMonths } from '../../../shared/domain/monthlyFigures.ts';
 import { CUSTOMER_MOVEMENTS, FIGURE_WORDS } from '../../../shared/figures/definitions.ts';
 import { defineOperation } from '../../defineOperation.ts';
-import { customerMonthExample, list } from '../../examples.ts';
+import { customerMonthExample, customerMonthsReportingExample, list } from '../../examples.ts';
 import { tenantOf } from '../../principal.ts';
 import { invalidCursor, listOf } from '../../schemas.ts';
 import { readReportingCustomerMonths } from '../../../shared/domain/reportingCurrency.ts';
@@ -76,7 +76,10 @@ export default defineOperation({
           .optional()
           .meta({ description: "With reportingCurrency only: the month's rates the set lacks for currencies with MRR then (customers who need one have null figures)." }),
       }),
-      example: list(customerMonthExample),
+      examples: {
+        perCurrency: { summary: 'Per currency as sold', value: list(customerMonthExample) },
+        reporting: { summary: 'With reportingCurrency=EUR', value: customerMonthsReportingExample },
+      },
     },
   },
   problems: ['not-found', 'bad-request'],

@@ -1,6 +1,6 @@
 // Metrics and catalog of the active version: one query each on results computed at build time.
 // A missing dataset and one with no active version answer the same 404.
-import { catalogExample, metricsExample } from '../../examples.ts';
+import { catalogExample, metricsExample, metricsReportingExample } from '../../examples.ts';
 import { z } from 'zod';
 import { FIELD_KIND_NAMES, GATING_FIELDS } from '../../../shared/contract/fields.ts';
 import { FIGURE_WORDS } from '../../../shared/figures/definitions.ts';
@@ -152,7 +152,16 @@ export const getMetrics = defineOperation({
         'It must be the set\'s base or one of its currencies; with no set in force, or another currency, 400 bad-request.',
     }),
   }),
-  responses: { 200: { description: 'The metrics.', schema: MetricsSchema, example: metricsExample } },
+  responses: {
+    200: {
+      description: 'The metrics.',
+      schema: MetricsSchema,
+      examples: {
+        perCurrency: { summary: 'Each currency as sold', value: metricsExample },
+        reporting: { summary: 'With reportingCurrency=EUR: the whole business in euros as well', value: metricsReportingExample },
+      },
+    },
+  },
   problems: ['not-found', 'bad-request'],
   async handle({ res, deps, params, query }) {
     const tenant = tenantOf(res);
