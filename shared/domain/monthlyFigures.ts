@@ -41,11 +41,10 @@ export async function storeMonthlyFigures(client: Client, versionId: string, fig
     if (list === undefined) cohortsOf.set(c.currency, (list = []));
     list.push(JSON.stringify(c));
   }
-  await client.query('INSERT INTO version_cohorts (version_id, currency, cohorts) SELECT $1, * FROM unnest($2::text[], $3::text[])', [
-    versionId,
-    [...cohortsOf.keys()],
-    [...cohortsOf.values()].map((list) => list.join(',')),
-  ]);
+  // A statement per currency: megabytes of JSON as a plain parameter, not escaped into an array literal and parsed out of it.
+  for (const [currency, list] of cohortsOf) {
+    await client.query('INSERT INTO version_cohorts (version_id, currency, cohorts) VALUES ($1, $2, $3)', [versionId, currency, list.join(',')]);
+  }
   await client.query('INSERT INTO version_series (version_id, currency, first_month, last_month) SELECT $1, * FROM unnest($2::text[], $3::int[], $4::int[])', [
     versionId,
     figures.bounds.map((b) => b.currency),
@@ -113,7 +112,7 @@ async function storeBasis(client: Client, versionId: string, basis: FxBasis): Pr
  * cells its build kept, or from every customer for a version built before there were any.
  */
 export async function readFxBasis(pool: Pool, versionId: string): Promise<FxBasis> {
-  const { rows } = await pool.query<{ basis: BasisDoc | null; cells: string | null }>('SELECT basis, cells::text AS cells FROM version_fx WHERE version_id = $1', [
+  const { rows } = await pool.query<{ basis: BasisDoc | null; cells: string | null }>('SELECT basis, cells FROM version_fx WHERE version_id = $1', [
     versionId,
   ]);
   if (rows[0]?.basis && basisIsCurrent(rows[0].basis)) return parseBasis(rows[0].basis);
