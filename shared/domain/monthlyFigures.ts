@@ -53,7 +53,7 @@ export async function storeMonthlyFigures(client: Client, versionId: string, fig
   ]);
   const lines = figures.customers;
   if (lines.bytes === 0) discardCustomerLines(lines);
-  else await pipeline(readCustomerLines(lines), client.query(copyFrom('COPY version_customers (version_id, currency, customer, first_month, last_month, changes, moves) FROM STDIN')));
+  else await pipeline(readCustomerLines(lines), client.query(copyFrom('COPY version_customers (version_id, currency, customer, first_month, last_month, changes, moves) FROM STDIN (FORMAT binary)')));
   // The basis for conversion is made at the first reporting read, from these cells: a build with
   // many customers of several currencies would spend long on it, and most versions are never converted.
   // A version's figures computed again (shared/domain/figuresBackfill.ts) replace what it had, its basis too.

@@ -131,7 +131,7 @@ export function customerMonth(changes: readonly StoredChange[], month: number): 
 }
 
 /**
- * The customers' changes of a version as COPY text lines for version_customers: in memory, or,
+ * The customers' changes of a version as COPY binary rows for version_customers: in memory, or,
  * past `inMemory` bytes (4 MiB by default), in a temporary file readable by the process's user only, named for whoever
  * stores them (a descriptor is the thread's that opened it): storing it, or discarding it, deletes it.
  */
@@ -148,16 +148,18 @@ export function monthlyFigures(book: MetricsBook, lines: CustomerLinesWriter): M
   return { monthly: book.monthly(), cohorts: book.cohorts(), bounds: book.bounds(), customers: lines.done(), cells: book.exactCells() };
 }
 
-// COPY's text format: backslash, and the characters it would read as delimiters.
-const needsEscape = /[\\\n\r\t]/;
-const escapeCopy = (text: string) => text.replace(/[\\\n\r\t]/g, (c) => (c === '\\' ? '\\\\' : c === '\n' ? '\\n' : c === '\r' ? '\\r' : '\\t'));
-
-const HEX = Buffer.from('0123456789abcdef');
+// COPY's binary format (PostgreSQL, "COPY … (FORMAT binary)"): a signature, flags and no header
+// extension; then each row as its field count and each field as its length and bytes; then -1.
+// Binary, because the changes are bytes (the text format wrote them in hex, twice their size)
+// and the names need no escaping: at 1M rows a third fewer bytes and no parsing.
+const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
+const FIELDS = 7;
+const INT4_OID = 23;
 const CHUNK = 65_536;
 
-/** Writes the lines into buffers of CHUNK bytes (a line that does not fit in one gets a buffer of its own), then to a file past `inMemory`. */
+/** Writes the rows into buffers of CHUNK bytes (a row that does not fit in one gets a buffer of its own), then to a file past `inMemory`. */
 export class CustomerLinesWriter {
-  private readonly prefix: Buffer;
+  private readonly versionId: Buffer;
   private chunks: Buffer[] = [];
   private chunk = Buffer.allocUnsafe(CHUNK);
   private at = 0;
@@ -169,42 +171,53 @@ export class CustomerLinesWriter {
   private readonly inMemory: number;
 
   constructor(versionId: string, inMemory = 4 * 1024 * 1024) {
-    this.prefix = Buffer.from(`${versionId}\t`);
+    this.versionId = Buffer.from(versionId);
     this.inMemory = inMemory;
+    this.at = SIGNATURE.copy(this.chunk, 0);
+    this.chunk.writeInt32BE(0, this.at); // flags
+    this.chunk.writeInt32BE(0, this.at + 4); // header extension length
+    this.at += 8;
   }
 
   /** A customer's changes in a currency (at least one). */
   add(currency: string, customer: string, changes: readonly CustomerChange[]): void {
     const packed = packChanges(changes);
-    const name = needsEscape.test(customer) ? escapeCopy(customer) : customer;
-    // At most: the prefix, the currency and the name as UTF-8 (3 bytes a UTF-16 unit), two months
-    // and a month and movement code per change (12 digits and a comma each), the packed bytes in hex.
-    const most = this.prefix.length + 3 * (currency.length + name.length) + 2 * packed.length + 13 * changes.length + 40;
+    // At most: the field count, seven lengths, the version id, the currency and the name as UTF-8
+    // (3 bytes a UTF-16 unit), two months, the packed bytes, and the array's header and elements.
+    const most = 2 + 4 * FIELDS + this.versionId.length + 3 * (currency.length + customer.length) + 8 + packed.length + 20 + 8 * changes.length;
     if (this.at + most > this.chunk.length) this.endChunk(most);
     const b = this.chunk;
-    let at = this.at + this.prefix.copy(b, this.at);
-    at += b.write(currency, at, 'utf8');
-    b[at++] = 9;
-    at += b.write(name, at, 'utf8');
-    b[at++] = 9;
-    at += b.write(`${changes[0]!.month}\t${changes.at(-1)!.month}\t`, at, 'latin1');
-    b[at++] = 0x5c; // \\x: the bytea's hex form, its backslash escaped for COPY
-    b[at++] = 0x5c;
-    b[at++] = 0x78;
-    for (const byte of packed) {
-      b[at++] = HEX[byte >> 4]!;
-      b[at++] = HEX[byte & 15]!;
+    let at = b.writeInt16BE(FIELDS, this.at);
+    at = b.writeInt32BE(this.versionId.length, at);
+    at += this.versionId.copy(b, at);
+    at = this.text(b, at, currency);
+    at = this.text(b, at, customer);
+    at = b.writeInt32BE(4, at);
+    at = b.writeInt32BE(changes[0]!.month, at);
+    at = b.writeInt32BE(4, at);
+    at = b.writeInt32BE(changes.at(-1)!.month, at);
+    at = b.writeInt32BE(packed.length, at);
+    at += packed.copy(b, at);
+    // int4[]: one dimension, no nulls, its length and lower bound 1, then each element.
+    at = b.writeInt32BE(20 + 8 * changes.length, at);
+    at = b.writeInt32BE(1, at);
+    at = b.writeInt32BE(0, at);
+    at = b.writeInt32BE(INT4_OID, at);
+    at = b.writeInt32BE(changes.length, at);
+    at = b.writeInt32BE(1, at);
+    for (const c of changes) {
+      at = b.writeInt32BE(4, at);
+      at = b.writeInt32BE(moveCode(c.month, c.movement), at);
     }
-    b[at++] = 9;
-    b[at++] = 0x7b; // {
-    for (let i = 0; i < changes.length; i++) {
-      if (i > 0) b[at++] = 0x2c;
-      at += b.write(String(moveCode(changes[i]!.month, changes[i]!.movement)), at, 'latin1');
-    }
-    b[at++] = 0x7d; // }
-    b[at++] = 10;
     this.at = at;
     this.count++;
+  }
+
+  /** A text field: its length, then its UTF-8 bytes. */
+  private text(b: Buffer, at: number, value: string): number {
+    const length = b.write(value, at + 4, 'utf8');
+    b.writeInt32BE(length, at);
+    return at + 4 + length;
   }
 
   /** Keeps the current buffer's lines and starts another, of room for at least `room` bytes. */
@@ -233,8 +246,14 @@ export class CustomerLinesWriter {
     this.held = 0;
   }
 
-  /** The lines, once every customer is in. */
+  /** The rows, once every customer is in (none: no bytes at all). */
   done(): CustomerLines {
+    if (this.count === 0) {
+      this.close();
+      return { chunks: [], bytes: 0 };
+    }
+    if (this.at + 2 > this.chunk.length) this.endChunk(2);
+    this.at = this.chunk.writeInt16BE(-1, this.at); // the end
     this.endChunk(0);
     if (this.fd === undefined) return { chunks: this.chunks, bytes: this.held };
     this.spill();

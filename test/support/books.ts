@@ -36,11 +36,11 @@ const customer = fc.record({
   contracts: fc.array(contract, { minLength: 1, maxLength: 5 }),
 });
 
-/** A book: rows as a CSV would hold them (names that sort differently as bytes than as UTF-16 among them). */
+/** A book: rows as a CSV would hold them (names that sort differently as bytes than as UTF-16 among them, and names with a tab, a backslash, a line break). */
 export const books = (maxCustomers = 8) =>
   fc.array(customer, { minLength: 1, maxLength: maxCustomers }).map((customers) => {
     const rows: ReferenceRow[] = [];
-    const names = ['Acme', 'acme', 'Beta', 'Ünal', '\uFF5Eshop', '\u{1F600} Co', 'Zed', 'Ω', 'Ann', 'Bob', 'Cy', 'Dee'];
+    const names = ['Acme', 'Tab\tCo', 'Ünal', '\uFF5Eshop', '\u{1F600} Co', 'Back\\slash', 'acme', 'Two\nlines', 'Beta', 'Zed', 'Ω', 'Ann', 'Bob', 'Cy', 'Dee'];
     customers.forEach((c, i) => {
       const name = names[i % names.length]! + (i >= names.length ? ` ${i}` : '');
       let startMs = c.start * DAY;
