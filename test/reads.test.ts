@@ -327,6 +327,33 @@ describe('metrics and catalog', () => {
       }
     });
 
+    it('when a tally thread counts the rows, then the customers\' rows go to PostgreSQL as its book makes them, and every read is the same as when they are held and stored after', async function () {
+      this.timeout(120_000);
+      const local = await startService({ worker: false });
+      const thread = new TallyThread(192);
+      try {
+        // More rows than a batch (a tally thread counts them), and more customers' rows than the flow lets ahead.
+        const csv = realisticCsv(20_000);
+        const tenant = await local.tenant();
+        const streamed = await newDataset(local, tenant.key);
+        const first = await postCsv(local, tenant.key, streamed, csv, { wait: 0 });
+        expect(await buildNow(local, first.json.id, { tallyFeed: (limits) => thread.feed(limits) })).to.include({ outcome: 'active', readsIn: 'node', customersStreamed: true });
+        const held = await newDataset(local, tenant.key);
+        const second = await postCsv(local, tenant.key, held, csv, { wait: 0 });
+        expect(await buildNow(local, second.json.id)).to.include({ outcome: 'active', readsIn: 'node', customersStreamed: false });
+        const count = async (versionId: string) => Number((await local.db.query('SELECT count(*) AS n FROM version_customers WHERE version_id = $1', [versionId])).rows[0].n);
+        expect(await count(first.json.id)).to.equal(await count(second.json.id)).and.be.above(1000);
+        for (const read of ['metrics', 'cohorts', 'customers?month=2022-06&limit=100', 'customers?month=2024-01&movement=churn&limit=100']) {
+          const a = (await local.request(`/v1/datasets/${held}/${read}`, { key: tenant.key })).json;
+          const b = (await local.request(`/v1/datasets/${streamed}/${read}`, { key: tenant.key })).json;
+          expect(b.data ?? b.monthly, read).to.deep.equal(a.data ?? a.monthly).and.not.be.empty;
+        }
+      } finally {
+        await thread.close();
+        await local.stop();
+      }
+    });
+
     it('when the tally thread runs out of memory mid-build, then the build computes the same figures in SQL', async function () {
       this.timeout(90_000);
       const local = await startService({ worker: false });

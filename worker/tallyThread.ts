@@ -8,6 +8,7 @@
 import { parentPort } from 'node:worker_threads';
 import { GuardedTally, type TallyEnd, type TallyLimits, type TallyResult } from '../shared/ingest/tally.ts';
 import { buffersOf, type TallyBatch } from '../shared/ingest/tallyBatch.ts';
+import { LINES_STOPPED, LINES_WRITTEN } from '../shared/ingest/tallyFeed.ts';
 import { lowerThreadPriority } from '../shared/platform/threadPriority.ts';
 
 /** Build thread → tally thread. */
@@ -15,14 +16,40 @@ export type ToTallyThread =
   | { type: 'start'; build: number; limits?: TallyLimits }
   | { type: 'batch'; build: number; batch: TallyBatch }
   | { type: 'end'; build: number }
-  | { type: 'result'; build: number; distinctContractIds: number; versionId: string }
+  | { type: 'result'; build: number; distinctContractIds: number; versionId: string; lines?: SharedArrayBuffer }
   | { type: 'close'; build: number };
 
 /** Tally thread → build thread. */
 export type FromTallyThread =
   | { type: 'batch'; build: number; batch: TallyBatch }
   | { type: 'ended'; build: number; end: TallyEnd }
-  | { type: 'result'; build: number; result: TallyResult | undefined };
+  | { type: 'result'; build: number; result: TallyResult | undefined }
+  | { type: 'lines'; build: number; chunk: ArrayBuffer; length: number };
+
+/** Chunks (64 KiB each) sent and not yet written by the build: the book waits past these, so that PostgreSQL sets the pace. */
+const LINES_AHEAD = 32;
+
+/**
+ * Sends each chunk of the customers' rows to the build as the book fills it, waiting (Atomics.wait:
+ * this thread has nothing else to do meanwhile) while LINES_AHEAD are unwritten; throws if the
+ * build stopped taking them (the tally then gives up, and SQL computes the figures).
+ */
+function linesTo(flow: SharedArrayBuffer, build: number): (chunk: Buffer) => void {
+  const state = new Int32Array(flow);
+  let sent = 0;
+  return (chunk) => {
+    for (;;) {
+      if (Atomics.load(state, LINES_STOPPED) !== 0) throw new Error("the build stopped taking the customers' rows");
+      const written = Atomics.load(state, LINES_WRITTEN);
+      if (sent - written < LINES_AHEAD) break;
+      Atomics.wait(state, LINES_WRITTEN, written, 1000);
+    }
+    sent++;
+    // A chunk is a buffer of its own (64 KiB or more, never Buffer's pool) from its start: it goes whole, else a copy.
+    const own = chunk.byteOffset === 0 ? (chunk.buffer as ArrayBuffer) : new Uint8Array(chunk).buffer;
+    answer({ type: 'lines', build, chunk: own, length: chunk.length }, [own]);
+  };
+}
 
 /**
  * The tally thread's nice value (0 is the default): its rows can wait, the build thread's cannot.
@@ -55,7 +82,7 @@ port.on('message', (message: ToTallyThread) => {
     case 'end':
       return answer({ type: 'ended', build, end: tally.end() });
     case 'result':
-      return answer({ type: 'result', build, result: tally.result(message.distinctContractIds, message.versionId) });
+      return answer({ type: 'result', build, result: tally.result(message.distinctContractIds, message.versionId, message.lines && linesTo(message.lines, build)) });
     case 'close':
       tally.close();
       tally = undefined;

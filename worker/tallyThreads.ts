@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { GuardedTally, limitsFor, type TallyEnd, type TallyLimits, type TallyResult } from '../shared/ingest/tally.ts';
 import { buffersOf, emptyBatch, type TallyBatch, TallyBatchWriter, type TalliedRow } from '../shared/ingest/tallyBatch.ts';
-import type { TallyFeed } from '../shared/ingest/tallyFeed.ts';
+import type { Writable } from 'node:stream';
+import { LINES_STOPPED, LINES_WRITTEN, type TallyFeed } from '../shared/ingest/tallyFeed.ts';
 import type { FromTallyThread, ToTallyThread } from './tallyThread.ts';
 
 const ENTRY = new URL(`./tallyThread${extname(fileURLToPath(import.meta.url))}`, import.meta.url);
@@ -105,6 +106,8 @@ class ThreadFeed implements TallyFeed {
   private waitingForBatch: (() => void) | undefined;
   private waitingForEnd: ((end: TallyEnd) => void) | undefined;
   private waitingForResult: ((result: TallyResult | undefined) => void) | undefined;
+  /** While the thread streams the customers' rows: where they go, and their flow (tallyThread.ts, linesTo). */
+  private lines: { out: Writable; flow: Int32Array } | undefined;
 
   constructor(build: number, limits: TallyLimits | undefined, thread: Thread) {
     this.build = build;
@@ -152,13 +155,35 @@ class ThreadFeed implements TallyFeed {
     });
   }
 
-  result(distinctContractIds: number, versionId: string): Promise<TallyResult | undefined> {
+  get streamsLines(): boolean {
+    return this.started && this.lost === undefined;
+  }
+
+  result(distinctContractIds: number, versionId: string, lines?: Writable): Promise<TallyResult | undefined> {
     if (this.lost !== undefined) return Promise.resolve(undefined);
     if (this.local) return Promise.resolve(this.local.result(distinctContractIds, versionId));
+    const flow = lines && new SharedArrayBuffer(8);
+    if (lines && flow) {
+      const state = new Int32Array(flow);
+      this.lines = { out: lines, flow: state };
+      // The COPY failed: the thread stops writing rows (its tally gives up, and SQL computes the figures).
+      lines.once('error', () => this.stopLines());
+    }
     return new Promise((resolve) => {
-      this.waitingForResult = resolve;
-      this.thread.post({ type: 'result', build: this.build, distinctContractIds, versionId });
+      this.waitingForResult = (result) => {
+        this.lines = undefined;
+        resolve(result);
+      };
+      this.thread.post({ type: 'result', build: this.build, distinctContractIds, versionId, ...(flow && { lines: flow }) });
     });
+  }
+
+  /** Tells the thread to stop sending the customers' rows (it is waiting on them, or will look). */
+  private stopLines(): void {
+    const lines = this.lines;
+    if (!lines) return;
+    Atomics.store(lines.flow, LINES_STOPPED, 1);
+    Atomics.notify(lines.flow, LINES_WRITTEN);
   }
 
   /** Lets go of the build's tally, here or on the thread: at its end, or when the next build starts before it ended. */
@@ -175,6 +200,14 @@ class ThreadFeed implements TallyFeed {
       const waiting = this.waitingForBatch;
       this.waitingForBatch = undefined;
       waiting?.();
+    } else if (message.type === 'lines') {
+      const lines = this.lines;
+      if (!lines) return;
+      lines.out.write(Buffer.from(message.chunk, 0, message.length), (error) => {
+        if (error) return this.stopLines();
+        Atomics.add(lines.flow, LINES_WRITTEN, 1);
+        Atomics.notify(lines.flow, LINES_WRITTEN);
+      });
     } else if (message.type === 'ended') {
       const waiting = this.waitingForEnd;
       this.waitingForEnd = undefined;
@@ -190,6 +223,7 @@ class ThreadFeed implements TallyFeed {
   lose(why: string): void {
     if (this.lost !== undefined) return;
     this.lost = why;
+    this.stopLines();
     this.thread.done();
     const batch = this.waitingForBatch;
     const end = this.waitingForEnd;

@@ -23,6 +23,10 @@ const unescapeCopy = (text: string) =>
       )
     : text;
 
+/** The COPY of customers' rows as CustomerLinesWriter writes them (binary), inside the build's transaction. */
+export const copyCustomersIn = () =>
+  copyFrom('COPY version_customers (version_id, currency, customer, first_month, last_month, changes, moves) FROM STDIN (FORMAT binary)');
+
 /** Stores a version's monthly figures, inside the build's transaction. */
 export async function storeMonthlyFigures(client: Client, versionId: string, figures: MonthlyFigures): Promise<void> {
   await client.query(
@@ -52,8 +56,10 @@ export async function storeMonthlyFigures(client: Client, versionId: string, fig
     figures.bounds.map((b) => b.last),
   ]);
   const lines = figures.customers;
-  if (lines.bytes === 0) discardCustomerLines(lines);
-  else await pipeline(readCustomerLines(lines), client.query(copyFrom('COPY version_customers (version_id, currency, customer, first_month, last_month, changes, moves) FROM STDIN (FORMAT binary)')));
+  if (lines.streamed) {
+    // Stored already, as the book made them (storeTallyResult in worker/jobs/versionBuild.ts).
+  } else if (lines.bytes === 0) discardCustomerLines(lines);
+  else await pipeline(readCustomerLines(lines), client.query(copyCustomersIn()));
   // The basis for conversion is made at the first reporting read, from these cells: a build with
   // many customers of several currencies would spend long on it, and most versions are never converted.
   // A version's figures computed again (shared/domain/figuresBackfill.ts) replace what it had, its basis too.

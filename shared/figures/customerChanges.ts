@@ -135,7 +135,7 @@ export function customerMonth(changes: readonly StoredChange[], month: number): 
  * past `inMemory` bytes (4 MiB by default), in a temporary file readable by the process's user only, named for whoever
  * stores them (a descriptor is the thread's that opened it): storing it, or discarding it, deletes it.
  */
-export type CustomerLines = { chunks: Buffer[]; path?: undefined; bytes: number } | { path: string; bytes: number; chunks?: undefined };
+export type CustomerLines = { chunks: Buffer[]; path?: undefined; bytes: number; streamed?: boolean } | { path: string; bytes: number; chunks?: undefined; streamed?: undefined };
 
 /**
  * What a build stores of its monthly figures (see MetricsBook), with each customer's changes as
@@ -169,10 +169,14 @@ export class CustomerLinesWriter {
   count = 0;
 
   private readonly inMemory: number;
+  /** Where each full buffer goes at once, if anywhere (then nothing is held). */
+  private readonly sink: ((chunk: Buffer) => void) | undefined;
 
-  constructor(versionId: string, inMemory = 4 * 1024 * 1024) {
+  /** `sink`: takes each buffer as it is filled (the build COPYs it while the rest are written); else they are held, then spilled. */
+  constructor(versionId: string, inMemory = 4 * 1024 * 1024, sink?: (chunk: Buffer) => void) {
     this.versionId = Buffer.from(versionId);
     this.inMemory = inMemory;
+    this.sink = sink;
     this.at = SIGNATURE.copy(this.chunk, 0);
     this.chunk.writeInt32BE(0, this.at); // flags
     this.chunk.writeInt32BE(0, this.at + 4); // header extension length
@@ -222,7 +226,10 @@ export class CustomerLinesWriter {
 
   /** Keeps the current buffer's lines and starts another, of room for at least `room` bytes. */
   private endChunk(room = CHUNK): void {
-    if (this.at > 0) {
+    if (this.at > 0 && this.sink) {
+      this.sink(this.chunk.subarray(0, this.at));
+      this.bytes += this.at;
+    } else if (this.at > 0) {
       this.chunks.push(this.chunk.subarray(0, this.at));
       this.held += this.at;
     }
@@ -248,13 +255,14 @@ export class CustomerLinesWriter {
 
   /** The rows, once every customer is in (none: no bytes at all). */
   done(): CustomerLines {
-    if (this.count === 0) {
+    if (this.count === 0 && !this.sink) {
       this.close();
       return { chunks: [], bytes: 0 };
     }
     if (this.at + 2 > this.chunk.length) this.endChunk(2);
     this.at = this.chunk.writeInt16BE(-1, this.at); // the end
     this.endChunk(0);
+    if (this.sink) return { chunks: [], bytes: this.bytes, streamed: true };
     if (this.fd === undefined) return { chunks: this.chunks, bytes: this.held };
     this.spill();
     closeSync(this.fd);

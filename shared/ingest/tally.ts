@@ -361,8 +361,8 @@ export class Tally {
     if (this.runs.runCount > this.limits.runs) this.giveUp('runs of months');
   }
 
-  /** The figures: those version_reads stores, and the monthly ones (call once). */
-  result(distinctContractIds: number, versionId: string) {
+  /** The figures: those version_reads stores, and the monthly ones (call once); `sink` takes the customers' rows as they are written (CustomerLinesWriter). */
+  result(distinctContractIds: number, versionId: string, sink?: (chunk: Buffer) => void) {
     const cents = (n: number) => formatScaled(BigInt(n), 2);
     const day = (d: number) => (d === Infinity || d === -Infinity ? null : formatDay(d));
     const excluded = Object.fromEntries(GATING_FIELDS.map((f) => [f.name, this.excluded[f.name]]));
@@ -397,13 +397,13 @@ export class Tally {
       }),
       products,
     };
-    return { rows, currencies, catalog, figures: this.monthlyFigures(versionId) };
+    return { rows, currencies, catalog, figures: this.monthlyFigures(versionId, sink) };
   }
 
   /** The monthly figures, from each customer's contracts (shared/figures/book.ts). */
-  private monthlyFigures(versionId: string): MonthlyFigures {
+  private monthlyFigures(versionId: string, sink?: (chunk: Buffer) => void): MonthlyFigures {
     const book = new MetricsBook();
-    const lines = new CustomerLinesWriter(versionId, this.limits.linesInMemory);
+    const lines = new CustomerLinesWriter(versionId, this.limits.linesInMemory, sink);
     try {
       const terms: ContractTerm[] = [];
       this.contracts.forEachCustomer((group) => {
@@ -455,8 +455,8 @@ export class GuardedTally {
   }
 
   /** The figures; undefined if they could not be had (SQL computes them). */
-  result(distinctContractIds: number, versionId: string): TallyResult | undefined {
-    return this.guard(() => this.tally?.result(distinctContractIds, versionId));
+  result(distinctContractIds: number, versionId: string, sink?: (chunk: Buffer) => void): TallyResult | undefined {
+    return this.guard(() => this.tally?.result(distinctContractIds, versionId, sink));
   }
 
   close(): void {

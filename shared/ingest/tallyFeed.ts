@@ -2,8 +2,13 @@
 // calls), in batches (tallyBatch.ts), and answers at the end. LocalTallyFeed counts each batch at
 // once, in the build's own thread; the worker's build threads hand theirs to a tally thread
 // (worker/tallyThread.ts), which counts while the build reads on.
+import type { Writable } from 'node:stream';
 import { type Tally, type TallyEnd, type TallyResult } from './tally.ts';
 import { type TalliedRow, TallyBatchWriter } from './tallyBatch.ts';
+
+/** The flow of the customers' rows from a tally thread, in a SharedArrayBuffer of two int32: how many chunks the build has written, and whether it stopped taking them. */
+export const LINES_WRITTEN = 0;
+export const LINES_STOPPED = 1;
 
 export interface TallyFeed {
   /** A stored row's contractId, valid or not (for the duplicate check): its UTF-8 bytes `text[start, end)`. */
@@ -14,8 +19,14 @@ export interface TallyFeed {
   flush(): Promise<void> | undefined;
   /** Every row is in: what the build needs to know (once). */
   end(): Promise<TallyEnd>;
-  /** The figures (after end(), when it said complete); undefined if they could not be had after all (SQL computes them). */
-  result(distinctContractIds: number, versionId: string): Promise<TallyResult | undefined>;
+  /**
+   * The figures (after end(), when it said complete); undefined if they could not be had after all
+   * (SQL computes them). With `lines`, a tally on a thread of its own writes the customers' rows
+   * there as the book makes them (the result's customers say `streamed`); another holds them.
+   */
+  result(distinctContractIds: number, versionId: string, lines?: Writable): Promise<TallyResult | undefined>;
+  /** Whether result() would stream the customers' rows to `lines` (the rows are counted on a thread of their own). */
+  readonly streamsLines?: boolean;
   /** Lets go of what the tally holds. */
   close(): void;
   /** Why the figures could not be had after the end said complete (the tally's thread ended), if so. */

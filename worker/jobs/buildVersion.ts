@@ -106,7 +106,7 @@ export function buildVersion(pool: Pool, boss: PgBoss, threads: BuildThreads, me
         if (ahead) await boss.send(queues.backfillFigures, {}).catch((error: unknown) => log.warn({ err: error, ...fields }, 'basis for conversion not sent ahead'));
       }
       log.info(
-        { ...fields, accountId: built.accountId ?? fields.accountId, mode: built.mode, outcome: built.outcome, rows: built.rows, errors: built.errors, readsIn: built.readsIn, tallyGaveUpOn: built.tallyGaveUpOn, ...built.timings, ms: Math.round(performance.now() - started) },
+        { ...fields, accountId: built.accountId ?? fields.accountId, mode: built.mode, outcome: built.outcome, rows: built.rows, errors: built.errors, readsIn: built.readsIn, customersStreamed: built.customersStreamed, tallyGaveUpOn: built.tallyGaveUpOn, ...built.timings, ms: Math.round(performance.now() - started) },
         'version built',
       );
     } catch (error) {

@@ -7,16 +7,17 @@
 // blob store; the job around it (worker/jobs/buildVersion.ts) stays in the worker's main thread.
 import type { BlobStore } from '../../shared/blobs/blobStore.ts';
 import { WriterBehind } from '../../shared/blobs/blobRecords.ts';
-import { cancelRunningStatement, type Pool, withTransaction } from '../../shared/platform/db.ts';
+import { finished } from 'node:stream/promises';
+import { cancelRunningStatement, type Client, type Pool, withTransaction } from '../../shared/platform/db.ts';
 import { copyRowsIn } from '../../shared/domain/contractRows.ts';
 import { ErrorSpill, rejectedRowCount } from '../../shared/domain/versionErrors.ts';
 import { storeRejectedRows } from '../../shared/domain/rejectedRows.ts';
 import { findDuplicates } from '../../shared/ingest/duplicates.ts';
 import { parseContracts } from '../../shared/ingest/parseContracts.ts';
-import { Tally, type TallyEnd, type TallyLimits } from '../../shared/ingest/tally.ts';
+import { Tally, type TallyEnd, type TallyLimits, type TallyResult } from '../../shared/ingest/tally.ts';
 import { LocalTallyFeed, type TallyFeed } from '../../shared/ingest/tallyFeed.ts';
 import { computeReads, storeReads } from '../../shared/domain/metricsAndCatalog.ts';
-import { computeMonthlyFigures, storeMonthlyFigures } from '../../shared/domain/monthlyFigures.ts';
+import { computeMonthlyFigures, copyCustomersIn, storeMonthlyFigures } from '../../shared/domain/monthlyFigures.ts';
 import { discardCustomerLines } from '../../shared/figures/customerChanges.ts';
 import { type RecognisedColumns, type VersionWarning, versionWarnings } from '../../shared/contract/columns.ts';
 import {
@@ -47,6 +48,8 @@ export type BuildSummary = {
   rows: number;
   errors: number;
   readsIn?: 'node' | 'sql';
+  /** Whether the customers' rows went to PostgreSQL as the tally's book made them (a tally on a thread of its own), rather than after. */
+  customersStreamed?: boolean;
   /** Why the reads were computed in SQL: what outgrew the tally's limits. */
   tallyGaveUpOn?: string;
   timings?: Record<string, number>;
@@ -110,6 +113,7 @@ async function build(pool: Pool, blobs: BlobStore, views: Views, version: Builda
   const tally: TallyFeed = options.tallyFeed?.(options.tallyLimits) ?? new LocalTallyFeed(new Tally(options.tallyLimits));
   let tallied: TallyEnd | undefined;
   let readsInNode = false;
+  let customersStreamed = false;
   let columns: RecognisedColumns | null = null;
   let warnings: VersionWarning[] = [];
 
@@ -153,8 +157,9 @@ async function build(pool: Pool, blobs: BlobStore, views: Views, version: Builda
     if (spill.count > 0) {
       outcome = 'failed';
     } else {
-      const figures = tallied.complete ? await tally.result(distinctContractIds, versionId) : undefined;
+      const figures = tallied.complete ? await tallyResult(client, tally, distinctContractIds, versionId) : undefined;
       readsInNode = figures !== undefined;
+      customersStreamed = figures?.figures.customers.streamed === true;
       if (tallied.complete && !figures) tallied = { ...tallied, gaveUpOn: tally.whyLost?.() ?? 'the tally could not give its figures' };
       try {
         const reads = figures
@@ -207,7 +212,35 @@ async function build(pool: Pool, blobs: BlobStore, views: Views, version: Builda
     rows: seen.rows,
     errors: spill.count,
     readsIn: readsInNode ? 'node' : 'sql',
+    customersStreamed,
     ...(tallied?.gaveUpOn !== undefined && { tallyGaveUpOn: tallied.gaveUpOn }),
     timings: phase.timings,
   };
 }
+
+/**
+ * The tally's figures. A tally on a thread of its own streams the customers' rows into their COPY
+ * while its book makes them, so that PostgreSQL stores them as the book goes on rather than after
+ * it (realistic 10M rows: the book and that COPY took 21 and 17 s one after the other). If the
+ * figures cannot be had after all (the thread ended, the COPY failed), what was written goes, back
+ * to the savepoint, and the build computes them in SQL.
+ */
+async function tallyResult(client: Client, tally: TallyFeed, distinctContractIds: number, versionId: string): Promise<TallyResult | undefined> {
+  if (!tally.streamsLines) return tally.result(distinctContractIds, versionId);
+  await client.query('SAVEPOINT customer_rows');
+  const copy = client.query(copyCustomersIn());
+  const stored = finished(copy);
+  stored.catch(() => {}); // awaited below, once the book is done
+  const result = await tally.result(distinctContractIds, versionId, copy);
+  if (result?.figures.customers.streamed) {
+    copy.end();
+    await stored;
+    await client.query('RELEASE SAVEPOINT customer_rows');
+    return result;
+  }
+  copy.destroy(new Error("the tally stopped before the customers' rows were all written"));
+  await stored.catch(() => {});
+  await client.query('ROLLBACK TO SAVEPOINT customer_rows');
+  return result; // undefined: SQL computes the figures
+}
+
