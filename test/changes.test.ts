@@ -1,6 +1,7 @@
 // Reading and comparing versions (../shared/spec/contract.md): any version's figures with
 // ?versionId=, what changed between two uploads (counts, restated months, each contract change,
 // as JSON pages and CSV), the 404s, and what a retention purge leaves readable.
+import { readFile } from 'node:fs/promises';
 import { expect } from 'chai';
 import { purgeVersionsPastRetention } from '../shared/domain/versionRetention.ts';
 import { HEADER, newDataset, postCsv } from './support/ingest.ts';
@@ -84,6 +85,39 @@ describe('reading and comparing versions', () => {
     expect(second.status, second.text).to.equal(201);
     return { key, ds, v1: first.json.id as string, v2: second.json.id as string, whileActive, get };
   }
+
+  it('when migration 020 fills in the versions built before it, then each version that was active gets its activation time and the version it replaced, as activation records them; a failed one gets neither', async () => {
+    const { key } = await svc.tenant();
+    const ds = await newDataset(svc, key);
+    const other = await newDataset(svc, key);
+    const v1 = await postCsv(svc, key, ds, book(FIRST));
+    const mine = await postCsv(svc, key, other, book(FIRST)); // another dataset's: never "replaced" across datasets
+    const failed = await postCsv(svc, key, ds, `${HEADER}\nc1,,Pro,2025-01-01,2025-12-31,1,EUR\n`);
+    const v2 = await postCsv(svc, key, ds, book(SECOND));
+    const v3 = await postCsv(svc, key, ds, book(FIRST));
+    expect([v1.status, mine.status, failed.status, v2.status, v3.status]).to.deep.equal([201, 201, 422, 201, 201]);
+    const ids = [v1.json.id, mine.json.id, failed.json.versionId, v2.json.id, v3.json.id];
+    const read = async () =>
+      (await svc.db.query<{ id: string; activated_at: Date | null; replaced_version_id: string | null }>(
+        'SELECT id, activated_at, replaced_version_id FROM versions WHERE id = ANY ($1) ORDER BY seq',
+        [ids],
+      )).rows;
+    const recorded = await read();
+    expect(recorded.map((r) => r.replaced_version_id)).to.deep.equal([null, null, null, v1.json.id, v2.json.id]);
+    // As before 020, then its backfill statement, as the file has it.
+    await svc.db.query('UPDATE versions SET activated_at = NULL, replaced_version_id = NULL WHERE id = ANY ($1)', [ids]);
+    const migration = await readFile(new URL('../sql/020_version_changes.sql', import.meta.url), 'utf8');
+    const backfill = /^UPDATE versions v SET activated_at[\s\S]*?;$/m.exec(migration)![0];
+    await svc.db.query(backfill);
+    const filled = await read();
+    expect(filled.map((r) => r.replaced_version_id)).to.deep.equal(recorded.map((r) => r.replaced_version_id));
+    filled.forEach((r, i) => {
+      const was = recorded[i]!.activated_at;
+      if (was === null) return expect(r.activated_at, r.id).to.equal(null);
+      // Activation sets completed_at and activated_at with two calls of clock_timestamp(): microseconds apart.
+      expect(Math.abs(r.activated_at!.getTime() - was.getTime()), r.id).to.be.below(50);
+    });
+  });
 
   it('when a book is uploaded again corrected, then its changes count contracts added, removed, changed and unchanged, and list the restated months as the metrics of both versions show them', async () => {
     const { ds, v1, v2, get } = await twoUploads();
