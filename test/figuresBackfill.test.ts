@@ -2,8 +2,8 @@
 // workers compute their figures from the stored rows, so that an upgraded deployment reads the
 // same metrics, cohorts and customers as a version built today.
 import { expect } from 'chai';
-import { createBoss, queues } from '../shared/platform/queue.ts';
-import { createLogger } from '../shared/platform/log.ts';
+import { queues } from '../shared/platform/queue.ts';
+import { sendJobNow } from './support/jobs.ts';
 import { eventually } from './support/eventually.ts';
 import { HEADER, newDataset, postCsv } from './support/ingest.ts';
 import { startScript } from './support/processes.ts';
@@ -21,15 +21,7 @@ const BOOK = [
 
 describe('monthly figures of versions from before they existed', () => {
   const svc = useService({ worker: false });
-  const backfillNow = async () => {
-    const boss = createBoss(svc.databaseUrl, 'producer', createLogger({ logLevel: 'silent' }, 'test'));
-    await boss.start();
-    try {
-      await boss.send(queues.backfillFigures, {});
-    } finally {
-      await boss.stop({ graceful: false });
-    }
-  };
+  const backfillNow = () => sendJobNow(svc.databaseUrl, queues.backfillFigures);
   /** What 016 left of a version built before it: no monthly figures, no columns, and 023's mark. */
   const asBefore016 = async (versionId: string) => {
     for (const table of ['version_months', 'version_cohorts', 'version_series', 'version_customers']) await svc.db.query(`DELETE FROM ${table} WHERE version_id = $1`, [versionId]);

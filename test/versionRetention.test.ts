@@ -2,8 +2,8 @@
 // records stay; the active version is never touched, and a purge cut short by a killed worker is
 // finished by the next one.
 import { expect } from 'chai';
-import { createBoss, queues } from '../shared/platform/queue.ts';
-import { createLogger } from '../shared/platform/log.ts';
+import { queues } from '../shared/platform/queue.ts';
+import { sendJobNow } from './support/jobs.ts';
 import { contractsCsv } from './support/contracts.ts';
 import { HEADER, newDataset, postCsv } from './support/ingest.ts';
 import { eventually } from './support/eventually.ts';
@@ -17,15 +17,7 @@ describe('retention of superseded versions', () => {
   // No worker in this process: each test runs the project's worker as child processes.
   const svc = useService({ worker: false });
   const rowsOf = async (versionId: string) => Number((await svc.db.query('SELECT count(*) FROM contract_rows WHERE version_id = $1', [versionId])).rows[0].count);
-  const purgeNow = async () => {
-    const boss = createBoss(svc.databaseUrl, 'producer', createLogger({ logLevel: 'silent' }, 'test'));
-    await boss.start();
-    try {
-      await boss.send(queues.purgeVersions, {});
-    } finally {
-      await boss.stop({ graceful: false });
-    }
-  };
+  const purgeNow = () => sendJobNow(svc.databaseUrl, queues.purgeVersions);
   const worker = (env: Record<string, string> = {}) => startScript('worker/main.ts', { ...svc.childEnv, ...env }, /worker started/);
 
   it('when a superseded version is past its retention, then its rows and exports are purged, its record stays with rowsPurgedAt, and exporting it is 404; the active and the recent ones are untouched', async function () {
