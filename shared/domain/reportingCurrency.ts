@@ -7,7 +7,7 @@ import { formatMonthStart, parseMonth } from '../figures/calendar.ts';
 import { type StoredChange, unpackChanges } from '../figures/customerChanges.ts';
 import type { CustomerMovement } from '../figures/definitions.ts';
 import { lcm, money } from '../figures/exact.ts';
-import { convert, convertCohorts, missingRates, RATE_SCALE, type Reporting, type ReportingCohorts } from '../figures/reporting.ts';
+import { convert, convertCohorts, missingRates, ratesAt, type Reporting, type ReportingCohorts } from '../figures/reporting.ts';
 import type { FxBasis } from '../figures/fxBasis.ts';
 import type { Pool } from '../platform/db.ts';
 import { badRequest } from '../platform/problems.ts';
@@ -134,7 +134,6 @@ export async function readReportingCustomerMonths(
 ) {
   const set = await ratesFor(pool, tenant, currency);
   const month = parseMonth(query.month);
-  const rateOf = (c: string): bigint | undefined => (c === set.table.base ? RATE_SCALE : set.table.rates.get(c)?.get(month));
   const [{ rows: series }, { rows: held }] = await Promise.all([
     pool.query<{ currency: string; covers: boolean }>(
       'SELECT currency::text AS currency, first_month <= $2 AND last_month >= $2 AS covers FROM version_series WHERE version_id = $1',
@@ -145,9 +144,8 @@ export async function readReportingCustomerMonths(
       [versionId, formatMonthStart(month), formatMonthStart(month - 1)],
     ),
   ]);
-  const others = held.map((h) => h.currency).filter((c) => c !== currency);
-  const absent = (others.length > 0 ? [...others, currency] : []).filter((c) => rateOf(c) === undefined);
-  const missingRates = [...new Set(absent)].sort(byBytes).map((c) => ({ month: query.month, currency: c }));
+  const monthRates = ratesAt(set.table, currency, month, held.map((h) => h.currency));
+  const missingRates = 'missing' in monthRates ? [...new Set(monthRates.missing)].sort(byBytes).map((c) => ({ month: query.month, currency: c })) : [];
   const covering = series.filter((s) => s.covers).map((s) => s.currency);
   const all = series.map((s) => s.currency);
 
@@ -197,21 +195,20 @@ export async function readReportingCustomerMonths(
       const involved = values.filter((v) => v.p.n > 0n || v.q.n > 0n);
       if (involved.length === 0) continue;
       const line: ReportingCustomerMonth = { object: 'customer_month', customer, currency, month: query.month, previousMrr: null, mrr: null, movement: null };
-      const needsRates = involved.some((v) => v.currency !== currency);
-      const aR = needsRates ? rateOf(currency) : 1n;
-      const rates = involved.map((v) => (v.currency === currency ? aR : rateOf(v.currency)));
-      if (aR !== undefined && rates.every((a) => a !== undefined)) {
+      const rates = ratesAt(set.table, currency, month, involved.map((v) => v.currency));
+      if (!('missing' in rates)) {
         let den = 1n;
         for (const v of involved) den = lcm(lcm(den, v.p.den), v.q.den);
         let p = 0n;
         let q = 0n;
-        involved.forEach((v, i) => {
-          p += v.p.n * (den / v.p.den) * rates[i]!;
-          q += v.q.n * (den / v.q.den) * rates[i]!;
-        });
+        for (const v of involved) {
+          const a = rates.a.get(v.currency)!;
+          p += v.p.n * (den / v.p.den) * a;
+          q += v.q.n * (den / v.q.den) * a;
+        }
         const had = values.some((v) => v.earlier) || returning.has(customer);
-        line.previousMrr = money({ n: p, d: den * aR });
-        line.mrr = money({ n: q, d: den * aR });
+        line.previousMrr = money({ n: p, d: den * rates.aR });
+        line.mrr = money({ n: q, d: den * rates.aR });
         line.movement = p === 0n ? (had ? 'reactivation' : 'newBusiness') : q === 0n ? 'churn' : q > p ? 'expansion' : q < p ? 'contraction' : 'retained';
       }
       if (query.movement !== undefined && line.movement !== query.movement) continue;

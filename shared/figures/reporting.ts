@@ -40,6 +40,24 @@ const nullMonth = (month: number): ReportingMonth => ({
   rates: { customerChurn: null, grossMrrChurn: null, netRevenueRetention: null, grossRevenueRetention: null },
 });
 
+/** A month's rates of a set, as conversions use them: each currency's A, and the reporting currency's (aR). */
+export type MonthRates = { a: Map<string, bigint>; aR: bigint };
+
+/**
+ * The rates at month `m` that converting values in the `involved` currencies to `reporting`
+ * needs and the set lacks, or, when none is missing, each one's A (the base's is 1) and aR. Values
+ * in the reporting currency alone need no rate: then aR is 1 and so is its A.
+ */
+export function ratesAt(table: RateTable, reporting: string, m: number, involved: readonly string[]): { missing: string[] } | MonthRates {
+  const rateOf = (c: string): bigint | undefined => (c === table.base ? RATE_SCALE : table.rates.get(c)?.get(m));
+  const others = involved.filter((c) => c !== reporting);
+  const needed = others.length > 0 ? [...others, reporting] : [];
+  const missing = needed.filter((c) => rateOf(c) === undefined);
+  if (missing.length > 0) return { missing };
+  const aR = others.length > 0 ? rateOf(reporting)! : 1n;
+  return { a: new Map(involved.map((c) => [c, c === reporting ? aR : rateOf(c)!])), aR };
+}
+
 export function convert(basis: FxBasis, table: RateTable, reporting: string): Reporting {
   if (basis.currencies.length === 0) return { currency: reporting, monthly: [], missing: [] };
   const first = Math.min(...basis.currencies.map((c) => c.first));
@@ -50,17 +68,6 @@ export function convert(basis: FxBasis, table: RateTable, reporting: string): Re
 
   // Whether a currency has MRR at a month end (any customer: its sum holds every customer's MRR).
   const held = (c: CurrencyBasis, m: number) => m >= c.first && m <= last && c.months[m - c.first]!.mrr > 0n;
-  const rateOf = (c: string, m: number): bigint | undefined => (c === table.base ? RATE_SCALE : table.rates.get(c)?.get(m));
-  /** The rates a month's conversions need that the set lacks, or, when none is missing, each currency's A and the reporting currency's. */
-  const ratesAt = (m: number, involved: string[]): { missing: string[] } | { a: Map<string, bigint>; aR: bigint } => {
-    const others = involved.filter((c) => c !== reporting);
-    const needed = others.length > 0 ? [...others, reporting] : [];
-    const missing = needed.filter((c) => rateOf(c, m) === undefined);
-    if (missing.length > 0) return { missing };
-    const aR = others.length > 0 ? rateOf(reporting, m)! : 1n;
-    const a = new Map(involved.map((c) => [c, c === reporting ? aR : rateOf(c, m)!]));
-    return { a, aR };
-  };
   const activeAt = (m: number) => {
     let n = m >= several.first && m - several.first < several.active.length ? several.active[m - several.first]! : 0;
     for (const c of basis.currencies) if (m >= c.first && m <= last) n += c.months[m - c.first]!.active;
@@ -71,8 +78,8 @@ export function convert(basis: FxBasis, table: RateTable, reporting: string): Re
   const missing: MissingRate[][] = [];
   const D = basis.denominator;
   for (let m = first; m <= last; m++) {
-    const now = ratesAt(m, basis.currencies.filter((c) => held(c, m) || held(c, m - 1) || held(c, m - 12)).map((c) => c.currency));
-    const before = ratesAt(m - 1, basis.currencies.filter((c) => held(c, m - 1)).map((c) => c.currency));
+    const now = ratesAt(table, reporting, m, basis.currencies.filter((c) => held(c, m) || held(c, m - 1) || held(c, m - 12)).map((c) => c.currency));
+    const before = ratesAt(table, reporting, m - 1, basis.currencies.filter((c) => held(c, m - 1)).map((c) => c.currency));
     if ('missing' in now || 'missing' in before) {
       missing.push([
         ...('missing' in before ? before.missing.map((c) => ({ month: formatMonth(m - 1), currency: c })) : []),
@@ -190,7 +197,6 @@ export type ReportingCohorts = { data: ReportingCohort[]; missing: MissingRate[]
  * the set lacks has both figures null.
  */
 export function convertCohorts(basis: FxBasis, table: RateTable, reporting: string): ReportingCohorts {
-  const rateOf = (c: string, m: number): bigint | undefined => (c === table.base ? RATE_SCALE : table.rates.get(c)?.get(m));
   const D = basis.denominator;
   const missing: MissingRate[][] = [];
   const data = basis.cohorts.map(({ cohort, active, mrr }) => {
@@ -198,18 +204,14 @@ export function convertCohorts(basis: FxBasis, table: RateTable, reporting: stri
     const months = active.map((customers, i) => {
       const m = cohort + i;
       const held = currencies.filter((c) => mrr[c]![i] !== 0n);
-      const others = held.filter((c) => c !== reporting);
-      const needed = others.length > 0 ? [...others, reporting] : [];
-      const absent = needed.filter((c) => rateOf(c, m) === undefined);
-      if (absent.length > 0) {
-        missing.push(absent.map((c) => ({ month: formatMonth(m), currency: c })));
+      const rates = ratesAt(table, reporting, m, held);
+      if ('missing' in rates) {
+        missing.push(rates.missing.map((c) => ({ month: formatMonth(m), currency: c })));
         return { month: formatMonth(m), customers: null, mrr: null };
       }
-      // Only the reporting currency held (or none): its own values, at rate 1.
-      const aR = others.length > 0 ? rateOf(reporting, m)! : 1n;
       let n = 0n;
-      for (const c of held) n += mrr[c]![i]! * (c === reporting ? aR : rateOf(c, m)!);
-      return { month: formatMonth(m), customers, mrr: money({ n, d: D * aR }) };
+      for (const c of held) n += mrr[c]![i]! * rates.a.get(c)!;
+      return { month: formatMonth(m), customers, mrr: money({ n, d: D * rates.aR }) };
     });
     return { currency: reporting, cohort: formatMonth(cohort), customers: months[0]!.customers, mrr: months[0]!.mrr, months };
   });
