@@ -350,6 +350,20 @@ describe('one reporting currency', function () {
       expect(sliced.reporting.monthly).to.deep.equal([byMonth['2024-04'], byMonth['2024-05'], byMonth['2024-06']]);
       expect(sliced.reporting.missingRates).to.deep.equal([{ month: '2024-03', currency: 'USD' }]);
     });
+    it('when a converted figure is exactly half a cent past a cent (729 days of a term against a rate of 0.729), then it is rounded half away from zero, as its exact value is', async () => {
+      const { key: k } = await svc.tenant();
+      const ds = await newDataset(svc, k);
+      // 6,000.00 USD over 729 days (not whole months): 600,000 × 487 ÷ (16 × 729) cents a month, 250.5144… USD,
+      // which at 0.729 is exactly 182.625 EUR. The basis holds the USD sum rounded to 1/FIXED of a cent (729 does not divide FIXED).
+      const csv = [HEADER, 'c1,Dee,Pro,2024-01-01,2025-12-29,6000.00,USD'].join('\n');
+      expect((await postCsv(svc, k, ds, csv)).status).to.equal(201);
+      await rates(k, 'EUR', [['2024-01', 'USD', '0.729']]);
+      const m = await metrics(k, ds, 'reportingCurrency=EUR&from=2024-01&to=2024-01');
+      const [jan] = m.reporting.monthly;
+      expect([jan.mrr, jan.arr, jan.arpa, jan.movements.newBusiness.mrr]).to.deep.equal(['182.63', '2191.50', '182.63', '182.63']);
+      const cohorts = await svc.request(`/v1/datasets/${ds}/cohorts?reportingCurrency=EUR`, { key: k });
+      expect(cohorts.json.data[0].months[0]).to.deep.equal({ month: '2024-01', customers: 1, mrr: '182.63' });
+    });
   });
 
   describe('against the reference', () => {

@@ -8,6 +8,7 @@
 import type { Pool } from '../platform/db.ts';
 import { withTransaction } from '../platform/db.ts';
 import { computeMonthlyFigures, readFxBasis, storeMonthlyFigures } from './monthlyFigures.ts';
+import { BASIS_FORMAT } from '../figures/fxBasis.ts';
 
 /** Computes the figures of the oldest version still marked; its id, or undefined when none is left. */
 export async function backfillNextVersion(pool: Pool): Promise<{ versionId: string; computed: boolean } | undefined> {
@@ -38,14 +39,14 @@ export const FX_AHEAD_MAX_ROWS = 2_000_000;
 
 /**
  * Makes the basis for a reporting currency (fxBasis.ts) of the next active version of several
- * currencies that has none (or one from before it held the cohorts), for accounts that have
+ * currencies that has none (or one of an older layout: see basisIsCurrent), for accounts that have
  * uploaded exchange rates: their first reporting read then finds it made. Its id, or undefined
  * when none is left.
  */
 export async function makeNextFxBasis(pool: Pool, skip: readonly string[] = []): Promise<string | undefined> {
   const { rows } = await pool.query<{ version_id: string }>(
     `SELECT f.version_id FROM version_fx f JOIN datasets d ON d.active_version_id = f.version_id JOIN versions v ON v.id = f.version_id
-     WHERE (f.basis IS NULL OR NOT f.basis ? 'cohorts') AND d.deleted_at IS NULL AND f.version_id <> ALL ($1::text[])
+     WHERE (f.basis IS NULL OR (f.basis->>'format') IS DISTINCT FROM '${BASIS_FORMAT}') AND d.deleted_at IS NULL AND f.version_id <> ALL ($1::text[])
        AND v.contributing_row_count <= ${FX_AHEAD_MAX_ROWS}
        AND EXISTS (SELECT 1 FROM exchange_rates r WHERE r.account_id = d.account_id AND r.mode = d.mode)
        AND (SELECT count(*) FROM version_series s WHERE s.version_id = f.version_id) > 1

@@ -13,14 +13,19 @@
 // computation, no I/O.
 import type { ExactCells } from './book.ts';
 import { type Movement, MOVEMENTS } from './definitions.ts';
-import { lcm, Q } from './exact.ts';
+import { FIXED, fixedOf, lcm } from './exact.ts';
 
 /** A customer's exact MRR in a currency from each change on: `n ÷ den` cents. */
 export type ExactStep = { month: number; movement: Movement; n: bigint; den: bigint };
 
-/** One month of the one-currency customers of a currency: numerators over the basis' denominator. */
+/** One month of the one-currency customers of a currency: numerators over the basis' denominator (FIXED). */
 export type BasisMonth = {
   active: number;
+  /**
+   * Every customer with MRR in the currency at the month end, those of several currencies too: the
+   * sums are rounded (exact.ts, FIXED), so whether the currency's MRR is 0, and a rate needed, is told by this count.
+   */
+  holders: number;
   mrr: bigint;
   moves: Record<Movement, { customers: number; mrr: bigint }>;
   /** Of those with MRR twelve month ends ago: their MRR now, then, and the smaller of the two. */
@@ -32,7 +37,7 @@ export type BasisMonth = {
 /** A currency's series (first, last) and its months from its first to the last month of every currency's series (its retention sums run on). */
 export type CurrencyBasis = { currency: string; first: number; last: number; months: BasisMonth[] };
 
-/** Values in several currencies: currency → numerator over the basis' denominator. */
+/** One customer's values in several currencies, exact: currency → numerator over the record's own `den`. */
 export type Vector = Record<string, bigint>;
 
 /**
@@ -46,8 +51,8 @@ export type SeveralCurrencies = {
   first: number;
   active: number[];
   moves: Record<Movement, number[]>;
-  mixedChanges: { month: number; delta: Vector }[];
-  mixedRetention: { month: number; now: Vector; then: Vector }[];
+  mixedChanges: { month: number; delta: Vector; den: bigint }[];
+  mixedRetention: { month: number; now: Vector; then: Vector; den: bigint }[];
 };
 
 /**
@@ -55,54 +60,25 @@ export type SeveralCurrencies = {
  * currency): from its month to the last month of every series, how many of it have MRR, and per
  * currency their MRR (numerators over the basis' denominator; a currency none of it holds is absent).
  */
-export type CohortBasis = { cohort: number; active: number[]; mrr: Record<string, bigint[]> };
+export type CohortBasis = { cohort: number; active: number[]; mrr: Record<string, bigint[]>; holders: Record<string, number[]> };
 
 export type FxBasis = { denominator: bigint; currencies: CurrencyBasis[]; several: SeveralCurrencies; cohorts: CohortBasis[] };
 
-const SAFE = 2 ** 52;
-const SAFE_BIG = BigInt(SAFE);
-
-/**
- * A sum of fractions: a numerator over Q (most values; summed as a Number while it stays within
- * 2^52, carried into a BigInt past that), and one BigInt numerator per other denominator.
- */
+/** A sum in 1/FIXED of a cent (exact.ts): each value added is rounded there once (exact when its denominator divides FIXED). */
 class Sum {
-  private qn = 0;
-  private q = 0n;
-  private parts: Map<number | string, { den: bigint; n: bigint }> | undefined;
+  private v = 0n;
   add(n: bigint, den: bigint): void {
-    if (den === Q && n < SAFE_BIG && n > -SAFE_BIG) {
-      const x = this.qn + Number(n);
-      if (x > SAFE || x < -SAFE) {
-        this.q += BigInt(x);
-        this.qn = 0;
-      } else this.qn = x;
-      return;
-    }
-    if (n === 0n) return;
-    if (den === Q) {
-      this.q += n;
-      return;
-    }
-    const key = den <= SAFE_BIG ? Number(den) : den.toString();
-    const parts = (this.parts ??= new Map());
-    const part = parts.get(key);
-    if (part) part.n += n;
-    else parts.set(key, { den, n });
+    if (n !== 0n) this.v += fixedOf(n, den);
   }
-  denominators(): bigint[] {
-    return [...(this.parts?.values() ?? [])].map((p) => p.den);
-  }
-  over(d: bigint): bigint {
-    let n = (this.q + BigInt(this.qn)) * (d / Q);
-    for (const p of this.parts?.values() ?? []) n += p.n * (d / p.den);
-    return n;
+  get value(): bigint {
+    return this.v;
   }
 }
 
-type Cell = { active: number; mrr: Sum; moves: Record<Movement, { customers: number; mrr: Sum }>; now: Sum; then: Sum; min: Sum };
+type Cell = { active: number; holders: number; mrr: Sum; moves: Record<Movement, { customers: number; mrr: Sum }>; now: Sum; then: Sum; min: Sum };
 const newCell = (): Cell => ({
   active: 0,
+  holders: 0,
   mrr: new Sum(),
   moves: Object.fromEntries(MOVEMENTS.map((m) => [m, { customers: 0, mrr: new Sum() }])) as Cell['moves'],
   now: new Sum(),
@@ -125,9 +101,10 @@ export class FxBasisBuilder {
   private readonly severalMoves = new Map<number, Record<Movement, number>>();
   private readonly mixedChanges: { month: number; delta: Map<string, bigint>; den: bigint }[] = [];
   private readonly mixedRetention: { month: number; now: Map<string, bigint>; then: Map<string, bigint>; den: bigint }[] = [];
-  private readonly dens = new Set<bigint>([Q]);
   /** cohort → currency → month → the difference of the cohort's MRR in that currency from the month before. */
   private readonly cohortMoney = new Map<number, Map<string, Map<number, Sum>>>();
+  /** cohort → currency → month → the difference of its customers with MRR in that currency from the month before. */
+  private readonly cohortHolders = new Map<number, Map<string, Map<number, number>>>();
   /** cohort → month → the difference of its customers with MRR from the month before. */
   private readonly cohortActive = new Map<number, Map<number, number>>();
   private readonly bounds: Map<string, { first: number; last: number }>;
@@ -149,8 +126,8 @@ export class FxBasisBuilder {
       for (const c of list) {
         const cell = this.cell(currency, c.month);
         cell.active += c.customers;
+        cell.holders += c.customers;
         cell.mrr.add(c.mrr.n, c.mrr.d);
-        this.dens.add(c.mrr.d);
         if (c.retained) for (const k of ['now', 'then', 'min'] as const) cell[k].add(c.retained[k].n, c.retained[k].d);
         if (c.moves) {
           for (const m of MOVEMENTS) {
@@ -162,8 +139,8 @@ export class FxBasisBuilder {
       for (const { cohort, cells: months } of cohorts ?? []) {
         for (const c of months) {
           this.addCohortCount(cohort, c.month, c.customers);
+          this.addCohortHolders(cohort, currency, c.month, c.customers);
           this.cohortSum(cohort, currency, c.month).add(c.mrr.n, c.mrr.d);
-          this.dens.add(c.mrr.d);
         }
       }
     }
@@ -186,7 +163,16 @@ export class FxBasisBuilder {
     byMonth.set(month, (byMonth.get(month) ?? 0) + x);
   }
 
-  /** A customer's line in one currency, added to a cohort's MRR (sign 1) or taken out (-1), with its count when `counted`. */
+  private addCohortHolders(cohort: number, currency: string, month: number, x: number): void {
+    if (x === 0) return;
+    let byCurrency = this.cohortHolders.get(cohort);
+    if (byCurrency === undefined) this.cohortHolders.set(cohort, (byCurrency = new Map()));
+    let byMonth = byCurrency.get(currency);
+    if (byMonth === undefined) byCurrency.set(currency, (byMonth = new Map()));
+    byMonth.set(month, (byMonth.get(month) ?? 0) + x);
+  }
+
+  /** A customer's line in one currency, added to a cohort's MRR and holders (sign 1) or taken out (-1), with its count when `counted`. */
   private addCohortLine(cohort: number, currency: string, steps: ExactStep[], sign: 1 | -1, counted: boolean): void {
     const k = BigInt(sign);
     let p: ExactStep | undefined;
@@ -194,7 +180,9 @@ export class FxBasisBuilder {
       const sum = this.cohortSum(cohort, currency, s.month);
       sum.add(k * s.n, s.den);
       if (p) sum.add(-k * p.n, p.den);
-      if (counted) this.addCohortCount(cohort, s.month, sign * ((s.n > 0n ? 1 : 0) - (p && p.n > 0n ? 1 : 0)));
+      const held = sign * ((s.n > 0n ? 1 : 0) - (p && p.n > 0n ? 1 : 0));
+      this.addCohortHolders(cohort, currency, s.month, held);
+      if (counted) this.addCohortCount(cohort, s.month, held);
       p = s;
     }
   }
@@ -226,7 +214,6 @@ export class FxBasisBuilder {
     }
     const currencies = Object.keys(byCurrency);
     if (currencies.length === 0) return;
-    for (const steps of Object.values(byCurrency)) for (const s of steps) this.dens.add(s.den);
     if (currencies.length > 1) {
       // Their lines are in the book's cells as if each were a customer of its own: out with them.
       if (this.fromCells) {
@@ -249,37 +236,47 @@ export class FxBasisBuilder {
   }
 
   /**
-   * A customer of several currencies, month by month (their values as numerators over the lcm of
-   * theirs): the money whose place no rate changes goes into the currencies' sums, the counts into
-   * the months', and what the rates decide is kept apart.
+   * A customer of several currencies (their values as numerators over the lcm of theirs): the
+   * money whose place no rate changes goes into the currencies' sums, the counts into the months',
+   * and what the rates decide is kept apart. Only the months where something can change are
+   * visited: a change of theirs, and twelve months after one (retention compares with then).
    */
   private addSeveral(byCurrency: Record<string, ExactStep[]>): void {
     const currencies = Object.keys(byCurrency);
+    const lines = currencies.map((c) => byCurrency[c]!);
     let den = 1n;
-    for (const steps of Object.values(byCurrency)) for (const s of steps) den = lcm(den, s.den);
-    const from = Math.min(...currencies.map((c) => byCurrency[c]![0]!.month));
-    const to = Math.min(this.last, Math.max(...currencies.map((c) => byCurrency[c]!.at(-1)!.month)) + 12);
-    const at = currencies.map(() => 0);
-    const value = currencies.map(() => 0n);
-    const history: bigint[][] = []; // values at each month from `from`
+    for (const steps of lines) for (const s of steps) den = lcm(den, s.den);
+    const from = Math.min(...lines.map((steps) => steps[0]!.month));
+    const to = Math.min(this.last, Math.max(...lines.map((steps) => steps.at(-1)!.month)) + 12);
     const zero = currencies.map(() => 0n);
+    // Their values at month m (0 before their first change).
+    const at = (m: number): bigint[] =>
+      lines.map((steps) => {
+        let v = 0n;
+        for (const s of steps) {
+          if (s.month > m) break;
+          v = s.n * (den / s.den);
+        }
+        return v;
+      });
+    const events = [...new Set(lines.flatMap((steps) => steps.flatMap((s) => [s.month, s.month + 12])))].filter((m) => m <= to).sort((a, b) => a - b);
+    const vector = (v: bigint[]) => new Map(currencies.map((c, i) => [c, v[i]!]));
     let had = false; // MRR at an earlier month end
     let lastRetention = { now: zero, then: zero, min: zero };
-    const vector = (v: bigint[]) => new Map(currencies.map((c, i) => [c, v[i]!]));
-    for (let m = from; m <= to; m++) {
-      currencies.forEach((c, i) => {
-        const steps = byCurrency[c]!;
-        while (at[i]! < steps.length && steps[at[i]!]!.month <= m) {
-          const step = steps[at[i]!++]!;
-          value[i] = step.n * (den / step.den);
-        }
-      });
-      const q = [...value];
-      const p = history[m - from - 1] ?? zero;
-      const then = history[m - from - 12] ?? zero;
-      history.push(q);
+    for (let e = 0; e < events.length; e++) {
+      const m = events[e]!;
+      const q = at(m);
+      const p = at(m - 1);
+      const then = at(m - 12);
       const qActive = q.some((x) => x > 0n);
       const pActive = p.some((x) => x > 0n);
+      if (!this.fromCells) {
+        // Their holding of each currency (from the cells, the book counted it already).
+        currencies.forEach((c, i) => {
+          const held = (q[i]! > 0n ? 1 : 0) - (p[i]! > 0n ? 1 : 0);
+          if (held !== 0) this.cell(c, m).holders += held;
+        });
+      }
       if (qActive !== pActive) {
         this.severalActive.set(m, (this.severalActive.get(m) ?? 0) + (qActive ? 1 : -1));
         this.addCohortCount(from, m, qActive ? 1 : -1);
@@ -297,18 +294,20 @@ export class FxBasisBuilder {
           currencies.forEach((c, i) => this.cell(c, m).moves[move].mrr.add(amount[i]!, den));
         }
       }
-      if (pActive) had = true;
-      // Retention: counted when they had MRR twelve month ends ago, in any currency.
+      if (qActive) had = true;
+      // Retention: counted when they had MRR twelve month ends ago, in any currency; it holds until the next such month.
       const counted = then.some((x) => x > 0n);
       const nowV = counted ? q : zero;
       const thenV = counted ? then : zero;
       const above = nowV.every((x, i) => x >= thenV[i]!);
       const below = nowV.every((x, i) => x <= thenV[i]!);
       const minV = above ? thenV : below ? nowV : zero;
-      if (counted && !above && !below) this.mixedRetention.push({ month: m, now: vector(nowV), then: vector(thenV), den });
+      if (counted && !above && !below) {
+        const until = Math.min(to, (events[e + 1] ?? to + 1) - 1);
+        for (let month = m; month <= until; month++) this.mixedRetention.push({ month, now: vector(nowV), then: vector(thenV), den });
+      }
       const next = { now: nowV, then: thenV, min: minV };
       for (const k of ['now', 'then', 'min'] as const) {
-        if (next[k] === lastRetention[k]) continue;
         currencies.forEach((c, i) => {
           const diff = next[k][i]! - lastRetention[k][i]!;
           if (diff !== 0n) this.cell(c, m)[k].add(diff, den);
@@ -316,7 +315,6 @@ export class FxBasisBuilder {
       }
       lastRetention = next;
     }
-    this.dens.add(den);
   }
 
   /** A customer's line in one currency, added to the currency's sums (sign 1) or taken out (-1). */
@@ -327,7 +325,9 @@ export class FxBasisBuilder {
       const cell = this.cell(currency, s.month);
       cell.mrr.add(k * s.n, s.den);
       if (p) cell.mrr.add(-k * p.n, p.den);
-      cell.active += sign * ((s.n > 0n ? 1 : 0) - (p && p.n > 0n ? 1 : 0));
+      const held = (s.n > 0n ? 1 : 0) - (p && p.n > 0n ? 1 : 0);
+      cell.active += sign * held;
+      if (sign === 1) cell.holders += held; // a customer of several currencies taken out (-1) still holds the currency
       const move = cell.moves[s.movement];
       move.customers += sign;
       if (s.movement === 'churn') move.mrr.add(k * p!.n, p!.den);
@@ -372,24 +372,20 @@ export class FxBasisBuilder {
 
   /** The basis, for each currency from its series' first month to the last of all. */
   done(): FxBasis {
-    let d = 1n;
-    for (const den of this.dens) d = lcm(d, den);
-    for (const byMonth of this.cells.values()) for (const cell of byMonth.values()) for (const s of sumsOf(cell)) for (const den of s.denominators()) d = lcm(d, den);
-    for (const byCurrency of this.cohortMoney.values()) for (const byMonth of byCurrency.values()) for (const s of byMonth.values()) for (const den of s.denominators()) d = lcm(d, den);
     const last = this.last;
     const currencies: CurrencyBasis[] = [...this.bounds].map(([currency, { first, last: own }]) => {
       const byMonth = this.cells.get(currency);
       const months: BasisMonth[] = [];
-      const running = { active: 0, mrr: 0n, now: 0n, then: 0n, min: 0n };
+      const running = { active: 0, holders: 0, mrr: 0n, now: 0n, then: 0n, min: 0n };
       // Differences before the series' first month (there are none: every change is in it) are summed in.
       const earlier = [...(byMonth?.keys() ?? [])].filter((m) => m < first);
-      for (const m of earlier) addInto(running, byMonth!.get(m)!, d);
+      for (const m of earlier) addInto(running, byMonth!.get(m)!);
       for (let m = first; m <= last; m++) {
         const cell = byMonth?.get(m);
-        if (cell) addInto(running, cell, d);
+        if (cell) addInto(running, cell);
         months.push({
           ...running,
-          moves: Object.fromEntries(MOVEMENTS.map((name) => [name, { customers: cell?.moves[name].customers ?? 0, mrr: cell?.moves[name].mrr.over(d) ?? 0n }])) as BasisMonth['moves'],
+          moves: Object.fromEntries(MOVEMENTS.map((name) => [name, { customers: cell?.moves[name].customers ?? 0, mrr: cell?.moves[name].mrr.value ?? 0n }])) as BasisMonth['moves'],
         });
       }
       return { currency, first, last: own, months };
@@ -400,19 +396,19 @@ export class FxBasisBuilder {
     let running = 0;
     for (let m = first; m <= last; m++) active.push((running += this.severalActive.get(m) ?? 0));
     const moves = Object.fromEntries(MOVEMENTS.map((k) => [k, Array.from({ length: span }, (_, i) => this.severalMoves.get(first + i)?.[k] ?? 0)])) as Record<Movement, number[]>;
-    const over = (v: Map<string, bigint>, den: bigint): Vector => Object.fromEntries([...v].map(([c, x]) => [c, x * (d / den)]));
+    const vector = (v: Map<string, bigint>): Vector => Object.fromEntries(v);
     const several: SeveralCurrencies = {
       first,
       active,
       moves,
-      mixedChanges: this.mixedChanges.filter((x) => x.month <= last).map((x) => ({ month: x.month, delta: over(x.delta, x.den) })),
-      mixedRetention: this.mixedRetention.filter((x) => x.month <= last).map((x) => ({ month: x.month, now: over(x.now, x.den), then: over(x.then, x.den) })),
+      mixedChanges: this.mixedChanges.filter((x) => x.month <= last).map((x) => ({ month: x.month, delta: vector(x.delta), den: x.den })),
+      mixedRetention: this.mixedRetention.filter((x) => x.month <= last).map((x) => ({ month: x.month, now: vector(x.now), then: vector(x.then), den: x.den })),
     };
-    return { denominator: d, currencies, several, cohorts: this.cohortsOver(d) };
+    return { denominator: FIXED, currencies, several, cohorts: this.cohorts() };
   }
 
   /** The cohorts from their month to the last of every series (a cohort whose customers all moved to an earlier one is gone). */
-  private cohortsOver(d: bigint): CohortBasis[] {
+  private cohorts(): CohortBasis[] {
     const out: CohortBasis[] = [];
     for (const cohort of [...this.cohortActive.keys()].sort((a, b) => a - b)) {
       if (cohort > this.last) continue;
@@ -422,65 +418,77 @@ export class FxBasisBuilder {
       for (let m = cohort; m <= this.last; m++) active.push((n += counts.get(m) ?? 0));
       if (active[0] === 0) continue;
       const mrr: Record<string, bigint[]> = {};
-      for (const [currency, byMonth] of this.cohortMoney.get(cohort) ?? []) {
+      const holders: Record<string, number[]> = {};
+      for (const [currency, byMonth] of this.cohortHolders.get(cohort) ?? []) {
+        const counted: number[] = [];
+        let k = 0;
+        for (let m = cohort; m <= this.last; m++) counted.push((k += byMonth.get(m) ?? 0));
+        if (counted.every((x) => x === 0)) continue;
+        const money = this.cohortMoney.get(cohort)?.get(currency);
         const values: bigint[] = [];
         let x = 0n;
-        for (let m = cohort; m <= this.last; m++) values.push((x += byMonth.get(m)?.over(d) ?? 0n));
-        if (values.some((v) => v !== 0n)) mrr[currency] = values;
+        for (let m = cohort; m <= this.last; m++) values.push((x += money?.get(m)?.value ?? 0n));
+        mrr[currency] = values;
+        holders[currency] = counted;
       }
-      out.push({ cohort, active, mrr });
+      out.push({ cohort, active, mrr, holders });
     }
     return out;
   }
 }
 
-const sumsOf = (c: Cell): Sum[] => [c.mrr, c.now, c.then, c.min, ...MOVEMENTS.map((m) => c.moves[m].mrr)];
-
-function addInto(running: { active: number; mrr: bigint; now: bigint; then: bigint; min: bigint }, cell: Cell, d: bigint): void {
+function addInto(running: { active: number; holders: number; mrr: bigint; now: bigint; then: bigint; min: bigint }, cell: Cell): void {
   running.active += cell.active;
-  running.mrr += cell.mrr.over(d);
-  running.now += cell.now.over(d);
-  running.then += cell.then.over(d);
-  running.min += cell.min.over(d);
+  running.holders += cell.holders;
+  running.mrr += cell.mrr.value;
+  running.now += cell.now.value;
+  running.then += cell.then.value;
+  running.min += cell.min.value;
 }
 
-/** The basis as JSON (BigInts as decimal strings; a month as [active, mrr, now, then, min, then each movement's customers and mrr]). */
+/** The basis as JSON (BigInts as decimal strings; a month as [active, mrr, now, then, min, each movement's customers and mrr, holders]). */
 export function basisJson(b: FxBasis): string {
   return JSON.stringify({
+    format: BASIS_FORMAT,
     denominator: b.denominator.toString(),
     currencies: b.currencies.map((c) => ({
       currency: c.currency,
       first: c.first,
       last: c.last,
-      months: c.months.map((m) => [m.active, `${m.mrr}`, `${m.now}`, `${m.then}`, `${m.min}`, ...MOVEMENTS.flatMap((name) => [m.moves[name].customers, `${m.moves[name].mrr}`])]),
+      months: c.months.map((m) => [m.active, `${m.mrr}`, `${m.now}`, `${m.then}`, `${m.min}`, ...MOVEMENTS.flatMap((name) => [m.moves[name].customers, `${m.moves[name].mrr}`]), m.holders]),
     })),
     several: {
       first: b.several.first,
       active: b.several.active,
       moves: b.several.moves,
-      mixedChanges: b.several.mixedChanges.map((x) => [x.month, vectorJson(x.delta)]),
-      mixedRetention: b.several.mixedRetention.map((x) => [x.month, vectorJson(x.now), vectorJson(x.then)]),
+      mixedChanges: b.several.mixedChanges.map((x) => [x.month, vectorJson(x.delta), `${x.den}`]),
+      mixedRetention: b.several.mixedRetention.map((x) => [x.month, vectorJson(x.now), vectorJson(x.then), `${x.den}`]),
     },
-    cohorts: b.cohorts.map((c) => [c.cohort, c.active, Object.fromEntries(Object.entries(c.mrr).map(([currency, v]) => [currency, v.map(String)]))]),
+    cohorts: b.cohorts.map((c) => [c.cohort, c.active, Object.fromEntries(Object.entries(c.mrr).map(([currency, v]) => [currency, v.map(String)])), c.holders]),
   });
 }
 
 export type BasisDoc = {
+  /** BASIS_FORMAT; absent in a basis of exact sums over their least common denominator (made before the fixed point). */
+  format?: number;
   denominator: string;
   currencies: { currency: string; first: number; last: number; months: (number | string)[][] }[];
   several: {
     first: number;
     active: number[];
     moves: Record<Movement, number[]>;
-    mixedChanges: [number, Record<string, string>][];
-    mixedRetention: [number, Record<string, string>, Record<string, string>][];
+    mixedChanges: [number, Record<string, string>, string][];
+    mixedRetention: [number, Record<string, string>, Record<string, string>, string][];
   };
   /** Absent in a basis made before cohorts were converted: then it is made again. */
-  cohorts?: [number, number[], Record<string, string[]>][];
+  cohorts?: [number, number[], Record<string, string[]>, Record<string, number[]>][];
 };
 
-/** Whether a stored basis has every part this release reads. */
-export const basisIsCurrent = (doc: BasisDoc): boolean => doc.cohorts !== undefined;
+/** The basis' layout: 2 since its sums are in 1/FIXED of a cent and its mixed records carry their own denominators. */
+export const BASIS_FORMAT = 2;
+
+/** Whether a stored basis is of this release's layout: an older one is made again. */
+export const basisIsCurrent = (doc: BasisDoc): boolean => doc.format === BASIS_FORMAT;
 
 const vectorJson = (v: Vector) => Object.fromEntries(Object.entries(v).map(([c, x]) => [c, `${x}`]));
 const vectorOf = (v: Record<string, string>): Vector => Object.fromEntries(Object.entries(v).map(([c, x]) => [c, BigInt(x)]));
@@ -500,18 +508,20 @@ export function parseBasis(doc: BasisDoc): FxBasis {
         then: BigInt(m[3]!),
         min: BigInt(m[4]!),
         moves: Object.fromEntries(MOVEMENTS.map((name, i) => [name, { customers: m[5 + 2 * i] as number, mrr: BigInt(m[6 + 2 * i]!) }])) as BasisMonth['moves'],
+        holders: m[5 + 2 * MOVEMENTS.length] as number,
       })),
     })),
     several: {
       first: doc.several.first,
       active: doc.several.active,
       moves: doc.several.moves,
-      mixedChanges: doc.several.mixedChanges.map(([month, delta]) => ({ month, delta: vectorOf(delta) })),
-      mixedRetention: doc.several.mixedRetention.map(([month, now, then]) => ({ month, now: vectorOf(now), then: vectorOf(then) })),
+      mixedChanges: doc.several.mixedChanges.map(([month, delta, den]) => ({ month, delta: vectorOf(delta), den: BigInt(den) })),
+      mixedRetention: doc.several.mixedRetention.map(([month, now, then, den]) => ({ month, now: vectorOf(now), then: vectorOf(then), den: BigInt(den) })),
     },
-    cohorts: (doc.cohorts ?? []).map(([cohort, active, mrr]) => ({
+    cohorts: (doc.cohorts ?? []).map(([cohort, active, mrr, holders]) => ({
       cohort,
       active,
+      holders,
       mrr: Object.fromEntries(Object.entries(mrr).map(([currency, v]) => [currency, v.map((x) => BigInt(x))])),
     })),
   };

@@ -2,13 +2,14 @@
 // currency"), from its basis (fxBasis.ts) and a set of rates. A value in currency X at month M is
 // worth value × rate(X, M) ÷ rate(R, M) in the reporting currency R. With the rates as integers of
 // 10^-10 units (A), every figure of month M is an integer numerator over D × A(R, M), D the basis'
-// denominator: exact, and rounded only when shown. The customer is the unit: a customer's MRR at
+// denominator FIXED: its sums are held to 1/FIXED of a cent (exact.ts states the precision), the
+// kinds of changes are decided exactly, and a figure is rounded once more when shown. The customer is the unit: a customer's MRR at
 // M is the sum of their converted MRRs; movements compare M − 1 and M both at M's rates; fxImpact
 // is what last month's MRR gains from M − 1's rates to M's.
 import { formatMonth } from './calendar.ts';
 import { type Movement, MOVEMENTS } from './definitions.ts';
 import type { CurrencyBasis, FxBasis, Vector } from './fxBasis.ts';
-import { type Fraction, money, ratio } from './exact.ts';
+import { type Approximate, fixedOf, moneyWithin, ratio, ratioWithin } from './exact.ts';
 
 /** A set's rates: currency → month → the rate in 10^-10 units of the base. */
 export type RateTable = { base: string; rates: Map<string, Map<number, bigint>> };
@@ -66,8 +67,8 @@ export function convert(basis: FxBasis, table: RateTable, reporting: string): Re
   const mixedChanges = groupByMonth(several.mixedChanges);
   const mixedRetention = groupByMonth(several.mixedRetention);
 
-  // Whether a currency has MRR at a month end (any customer: its sum holds every customer's MRR).
-  const held = (c: CurrencyBasis, m: number) => m >= c.first && m <= last && c.months[m - c.first]!.mrr > 0n;
+  // Whether a currency has MRR at a month end (any customer, told by their count: the sums are rounded).
+  const held = (c: CurrencyBasis, m: number) => m >= c.first && m <= last && c.months[m - c.first]!.holders > 0;
   const activeAt = (m: number) => {
     let n = m >= several.first && m - several.first < several.active.length ? several.active[m - several.first]! : 0;
     for (const c of basis.currencies) if (m >= c.first && m <= last) n += c.months[m - c.first]!.active;
@@ -90,6 +91,7 @@ export function convert(basis: FxBasis, table: RateTable, reporting: string): Re
     }
     const A = (c: string) => now.a.get(c) ?? 0n; // a currency with no MRR at M, M − 1 or M − 12 adds 0
     const Aprev = (c: string) => before.a.get(c) ?? 0n;
+    // A customer's own values at this month's rates, exact over their record's denominator: the kind of a change is decided exactly.
     const atRates = (v: Vector) => Object.entries(v).reduce((sum, [c, x]) => sum + x * A(c), 0n);
     let mrr = 0n;
     let prevAtNow = 0n; // last month's MRR at this month's rates
@@ -119,50 +121,69 @@ export function convert(basis: FxBasis, table: RateTable, reporting: string): Re
       }
     }
     // What the rates decide: a change up in one currency and down in another, and min(now, then).
-    for (const { delta } of mixedChanges.get(m) ?? []) {
+    for (const { delta, den } of mixedChanges.get(m) ?? []) {
       const change = atRates(delta);
       if (change > 0n) {
         moves.expansion.customers++;
-        moves.expansion.mrr += change;
+        moves.expansion.mrr += fixedOf(change, den);
       } else if (change < 0n) {
         moves.contraction.customers++;
-        moves.contraction.mrr -= change;
+        moves.contraction.mrr -= fixedOf(change, den);
       }
     }
     for (const x of mixedRetention.get(m) ?? []) {
       const q = atRates(x.now);
       const then = atRates(x.then);
-      keptMin += q < then ? q : then;
+      keptMin += fixedOf(q < then ? q : then, x.den);
     }
     const active = activeAt(m);
     const lastActive = activeAt(m - 1);
     const d = D * now.aR;
-    const f = (n: bigint): Fraction => ({ n, d });
+    // Each sum is within SUM_ERROR units of its exact value at rates A: a value of k sums, within k × e.
+    const e = errorAt(now.a);
+    const f = (n: bigint, k = 1n): Approximate => ({ n, d, e: k * e });
     const net = moves.newBusiness.mrr + moves.expansion.mrr + moves.reactivation.mrr - moves.contraction.mrr - moves.churn.mrr;
     // fxImpact: last month's MRR at this month's rates minus at its own.
-    const fx: Fraction = { n: prevAtNow * D * before.aR - prevAtPrev * d, d: d * D * before.aR };
+    const fx: Approximate = { n: prevAtNow * D * before.aR - prevAtPrev * d, d: d * D * before.aR, e: e * D * before.aR + errorAt(before.a) * d };
     monthly.push({
       month: formatMonth(m),
       activeCustomers: active,
-      mrr: money(f(mrr)),
-      arr: money(f(12n * mrr)),
-      arpa: active === 0 ? null : money({ n: mrr, d: d * BigInt(active) }),
+      mrr: moneyWithin(f(mrr)),
+      arr: moneyWithin(f(12n * mrr, 12n)),
+      arpa: active === 0 ? null : moneyWithin({ n: mrr, d: d * BigInt(active), e }),
       movements: {
-        ...(Object.fromEntries(MOVEMENTS.map((name) => [name, { customers: moves[name].customers, mrr: money(f(moves[name].mrr)) }])) as Record<Movement, { customers: number; mrr: string }>),
-        netNewMrr: money(f(net)),
-        fxImpact: money(fx),
+        ...(Object.fromEntries(MOVEMENTS.map((name) => [name, { customers: moves[name].customers, mrr: moneyWithin(f(moves[name].mrr)) }])) as Record<
+          Movement,
+          { customers: number; mrr: string }
+        >),
+        netNewMrr: moneyWithin(f(net, 5n)),
+        fxImpact: moneyWithin(fx),
       },
       rates: {
         customerChurn: ratio({ n: BigInt(moves.churn.customers), d: 1n }, { n: BigInt(lastActive), d: 1n }),
-        grossMrrChurn: ratio(f(moves.churn.mrr + moves.contraction.mrr), f(prevAtNow)),
-        netRevenueRetention: ratio(f(keptNow), f(keptThen)),
-        grossRevenueRetention: ratio(f(keptMin), f(keptThen)),
+        // A ratio over nothing is null: told by the counts, as a rounded sum may hold a residue where the exact one is 0.
+        grossMrrChurn: lastActive === 0 ? null : ratioWithin(f(moves.churn.mrr + moves.contraction.mrr, 2n), f(prevAtNow)),
+        netRevenueRetention: activeAt(m - 12) === 0 ? null : ratioWithin(f(keptNow), f(keptThen)),
+        grossRevenueRetention: activeAt(m - 12) === 0 ? null : ratioWithin(f(keptMin), f(keptThen)),
       },
     });
     missing.push([]);
   }
   return { currency: reporting, monthly, missing };
 }
+
+/**
+ * A bound on the rounded terms of any one of the basis' sums (each within half a unit of 1/FIXED of
+ * a cent: exact.ts): a sum's error is under SUM_TERMS ÷ 2 units, far more than any version adds.
+ */
+const SUM_TERMS = 10n ** 12n;
+
+/** A bound on the error of a sum of the basis converted at rates `a` (its currencies' values times their A, summed), in its numerator's units. */
+const errorAt = (a: ReadonlyMap<string, bigint>): bigint => {
+  let total = 0n;
+  for (const x of a.values()) total += x;
+  return SUM_TERMS * total;
+};
 
 function groupByMonth<T extends { month: number }>(list: readonly T[]): Map<number, T[]> {
   const out = new Map<number, T[]>();
@@ -199,11 +220,11 @@ export type ReportingCohorts = { data: ReportingCohort[]; missing: MissingRate[]
 export function convertCohorts(basis: FxBasis, table: RateTable, reporting: string): ReportingCohorts {
   const D = basis.denominator;
   const missing: MissingRate[][] = [];
-  const data = basis.cohorts.map(({ cohort, active, mrr }) => {
+  const data = basis.cohorts.map(({ cohort, active, mrr, holders }) => {
     const currencies = Object.keys(mrr);
     const months = active.map((customers, i) => {
       const m = cohort + i;
-      const held = currencies.filter((c) => mrr[c]![i] !== 0n);
+      const held = currencies.filter((c) => holders[c]![i]! > 0);
       const rates = ratesAt(table, reporting, m, held);
       if ('missing' in rates) {
         missing.push(rates.missing.map((c) => ({ month: formatMonth(m), currency: c })));
@@ -211,7 +232,7 @@ export function convertCohorts(basis: FxBasis, table: RateTable, reporting: stri
       }
       let n = 0n;
       for (const c of held) n += mrr[c]![i]! * rates.a.get(c)!;
-      return { month: formatMonth(m), customers, mrr: money({ n, d: D * rates.aR }) };
+      return { month: formatMonth(m), customers, mrr: moneyWithin({ n, d: D * rates.aR, e: errorAt(rates.a) }) };
     });
     return { currency: reporting, cohort: formatMonth(cohort), customers: months[0]!.customers, mrr: months[0]!.mrr, months };
   });
