@@ -74,7 +74,7 @@ const FX_FETCH = 10_000;
 
 /**
  * Makes and stores the version's basis for conversion to a reporting currency (fxBasis.ts): from
- * the book's exact cells its build kept and the stored customers of several currencies, or from
+ * the book's cells its build kept and the stored customers of several currencies, or from
  * every stored customer, read once in customer order (a version built before there were cells).
  * Inside a transaction.
  */

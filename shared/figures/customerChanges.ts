@@ -139,7 +139,7 @@ export type CustomerLines = { chunks: Buffer[]; path?: undefined; bytes: number;
 
 /**
  * What a build stores of its monthly figures (see MetricsBook), with each customer's changes as
- * COPY lines, and the book's exact cells (the start of its basis for conversion, fxBasis.ts).
+ * COPY lines, and the book's cells (the start of its basis for conversion, fxBasis.ts).
  */
 export type MonthlyFigures = { monthly: MonthFigures[]; cohorts: CohortFigures[]; bounds: SeriesBounds[]; customers: CustomerLines; cells: ExactCells };
 

@@ -7,10 +7,11 @@
 // down, in every currency; min(now, then) when one vector is above the other): that money goes
 // into the same sums, their counts into the months'. Only what the rates decide is kept apart: a
 // change up in one currency and down in another, and a retention month with neither vector above
-// the other. A build starts from its book's exact cells (every customer as one per currency) and
-// takes out the lines of the customers of several currencies; a version built before keeps its
-// basis from all its customers' changes (customerChanges.ts), read in customer order. Pure
-// computation, no I/O.
+// the other. A build starts from its book's cells (every customer as one per currency) and takes
+// out the lines of the customers of several currencies; a version built before keeps its basis
+// from all its customers' changes (customerChanges.ts), read in customer order. The sums are in
+// 1/FIXED of a cent (exact.ts states the precision); the records kept apart, and every decision
+// on a customer's values, are exact. Pure computation, no I/O.
 import type { ExactCells } from './book.ts';
 import { type Movement, MOVEMENTS } from './definitions.ts';
 import { FIXED, fixedOf, lcm } from './exact.ts';
@@ -527,7 +528,7 @@ export function parseBasis(doc: BasisDoc): FxBasis {
   };
 }
 
-/** A book's exact cells as JSON (BigInts as "123n"), to keep until a basis is made from them. */
+/** A book's cells as JSON (BigInts as "123n"), to keep until a basis is made from them. */
 export const cellsJson = (cells: ExactCells): string => JSON.stringify(cells, (_, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v));
 
 /** The cells cellsJson wrote (as text). */
