@@ -464,9 +464,9 @@ function convertInProcess(rows: ReferenceRow[], set: ReferenceRates, reporting: 
   }
   // As a version built before there was a basis keeps it (every customer's changes), and as a build does (its book's cells, less the customers of several currencies).
   const builder = new FxBasisBuilder(book.bounds());
-  for (const [customer, steps] of customers) builder.addCustomer(customer, steps);
+  for (const steps of customers.values()) builder.addCustomer(steps);
   const built = new FxBasisBuilder(book.bounds(), book.exactCells());
-  for (const [customer, steps] of customers) built.addCustomer(customer, steps);
+  for (const steps of customers.values()) built.addCustomer(steps);
   const table = new Map<string, Map<number, bigint>>();
   for (const [month, currency, rate] of set.rates) {
     const [whole, frac = ''] = rate.split('.');

@@ -60,9 +60,8 @@ export async function storeMonthlyFigures(client: Client, versionId: string, fig
     // Stored already, as the book made them (storeTallyResult in worker/jobs/versionBuild.ts).
   } else if (lines.bytes === 0) discardCustomerLines(lines);
   else await pipeline(readCustomerLines(lines), client.query(copyCustomersIn()));
-  // The basis for conversion is made at the first reporting read, from these cells: a build with
-  // many customers of several currencies would spend long on it, and most versions are never converted.
-  // A version's figures computed again (shared/domain/figuresBackfill.ts) replace what it had, its basis too.
+  // The basis for conversion is made at the first reporting read, or ahead by the backfill job,
+  // from these cells. A version's figures computed again (shared/domain/figuresBackfill.ts) replace what it had, its basis too.
   await client.query('INSERT INTO version_fx (version_id, cells) VALUES ($1, $2) ON CONFLICT (version_id) DO UPDATE SET cells = excluded.cells, basis = NULL', [
     versionId,
     cellsJson(figures.cells),
@@ -97,7 +96,7 @@ export async function storeFxBasis(client: Client, versionId: string, bounds: re
     const { rows } = await client.query<{ customer: string; currency: string; first_month: number; changes: Buffer }>(`FETCH ${FX_FETCH} FROM fx_customers`);
     for (const row of rows) {
       if (row.customer !== customer) {
-        if (customer !== undefined) builder.addCustomer(customer, steps);
+        if (customer !== undefined) builder.addCustomer(steps);
         customer = row.customer;
         steps = {};
       }
@@ -106,7 +105,7 @@ export async function storeFxBasis(client: Client, versionId: string, bounds: re
     if (rows.length < FX_FETCH) break;
   }
   await client.query('CLOSE fx_customers');
-  if (customer !== undefined) builder.addCustomer(customer, steps);
+  if (customer !== undefined) builder.addCustomer(steps);
   return storeBasis(client, versionId, builder.done());
 }
 

@@ -53,7 +53,8 @@ export type SeveralCurrencies = {
   active: number[];
   moves: Record<Movement, number[]>;
   mixedChanges: { month: number; delta: Vector; den: bigint }[];
-  mixedRetention: { month: number; now: Vector; then: Vector; den: bigint }[];
+  /** A customer's retention vectors from `month` to `until` (both included), where neither is above the other. */
+  mixedRetention: { month: number; until: number; now: Vector; then: Vector; den: bigint }[];
 };
 
 /**
@@ -101,7 +102,7 @@ export class FxBasisBuilder {
   private readonly severalActive = new Map<number, number>();
   private readonly severalMoves = new Map<number, Record<Movement, number>>();
   private readonly mixedChanges: { month: number; delta: Map<string, bigint>; den: bigint }[] = [];
-  private readonly mixedRetention: { month: number; now: Map<string, bigint>; then: Map<string, bigint>; den: bigint }[] = [];
+  private readonly mixedRetention: { month: number; until: number; now: Map<string, bigint>; then: Map<string, bigint>; den: bigint }[] = [];
   /** cohort → currency → month → the difference of the cohort's MRR in that currency from the month before. */
   private readonly cohortMoney = new Map<number, Map<string, Map<number, Sum>>>();
   /** cohort → currency → month → the difference of its customers with MRR in that currency from the month before. */
@@ -207,7 +208,7 @@ export class FxBasisBuilder {
   }
 
   /** One customer's changes in each of their currencies (in month order each). */
-  addCustomer(customer: string, given: Record<string, ExactStep[]>): void {
+  addCustomer(given: Record<string, ExactStep[]>): void {
     const byCurrency: Record<string, ExactStep[]> = {};
     for (const [c, steps] of Object.entries(given)) {
       const kept = this.clip(c, steps);
@@ -305,7 +306,7 @@ export class FxBasisBuilder {
       const minV = above ? thenV : below ? nowV : zero;
       if (counted && !above && !below) {
         const until = Math.min(to, (events[e + 1] ?? to + 1) - 1);
-        for (let month = m; month <= until; month++) this.mixedRetention.push({ month, now: vector(nowV), then: vector(thenV), den });
+        this.mixedRetention.push({ month: m, until, now: vector(nowV), then: vector(thenV), den });
       }
       const next = { now: nowV, then: thenV, min: minV };
       for (const k of ['now', 'then', 'min'] as const) {
@@ -403,7 +404,9 @@ export class FxBasisBuilder {
       active,
       moves,
       mixedChanges: this.mixedChanges.filter((x) => x.month <= last).map((x) => ({ month: x.month, delta: vector(x.delta), den: x.den })),
-      mixedRetention: this.mixedRetention.filter((x) => x.month <= last).map((x) => ({ month: x.month, now: vector(x.now), then: vector(x.then), den: x.den })),
+      mixedRetention: this.mixedRetention
+        .filter((x) => x.month <= last)
+        .map((x) => ({ month: x.month, until: Math.min(x.until, last), now: vector(x.now), then: vector(x.then), den: x.den })),
     };
     return { denominator: FIXED, currencies, several, cohorts: this.cohorts() };
   }
@@ -463,7 +466,7 @@ export function basisJson(b: FxBasis): string {
       active: b.several.active,
       moves: b.several.moves,
       mixedChanges: b.several.mixedChanges.map((x) => [x.month, vectorJson(x.delta), `${x.den}`]),
-      mixedRetention: b.several.mixedRetention.map((x) => [x.month, vectorJson(x.now), vectorJson(x.then), `${x.den}`]),
+      mixedRetention: b.several.mixedRetention.map((x) => [x.month, vectorJson(x.now), vectorJson(x.then), `${x.den}`, x.until]),
     },
     cohorts: b.cohorts.map((c) => [c.cohort, c.active, Object.fromEntries(Object.entries(c.mrr).map(([currency, v]) => [currency, v.map(String)])), c.holders]),
   });
@@ -479,14 +482,14 @@ export type BasisDoc = {
     active: number[];
     moves: Record<Movement, number[]>;
     mixedChanges: [number, Record<string, string>, string][];
-    mixedRetention: [number, Record<string, string>, Record<string, string>, string][];
+    mixedRetention: [number, Record<string, string>, Record<string, string>, string, number][];
   };
   /** Absent in a basis made before cohorts were converted: then it is made again. */
   cohorts?: [number, number[], Record<string, string[]>, Record<string, number[]>][];
 };
 
-/** The basis' layout: 2 since its sums are in 1/FIXED of a cent and its mixed records carry their own denominators. */
-export const BASIS_FORMAT = 2;
+/** The basis' layout: 3 since its sums are in 1/FIXED of a cent, its mixed records carry their own denominators, and a retention record its months. */
+export const BASIS_FORMAT = 3;
 
 /** Whether a stored basis is of this release's layout: an older one is made again. */
 export const basisIsCurrent = (doc: BasisDoc): boolean => doc.format === BASIS_FORMAT;
@@ -517,7 +520,7 @@ export function parseBasis(doc: BasisDoc): FxBasis {
       active: doc.several.active,
       moves: doc.several.moves,
       mixedChanges: doc.several.mixedChanges.map(([month, delta, den]) => ({ month, delta: vectorOf(delta), den: BigInt(den) })),
-      mixedRetention: doc.several.mixedRetention.map(([month, now, then, den]) => ({ month, now: vectorOf(now), then: vectorOf(then), den: BigInt(den) })),
+      mixedRetention: doc.several.mixedRetention.map(([month, now, then, den, until]) => ({ month, until, now: vectorOf(now), then: vectorOf(then), den: BigInt(den) })),
     },
     cohorts: (doc.cohorts ?? []).map(([cohort, active, mrr, holders]) => ({
       cohort,

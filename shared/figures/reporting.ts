@@ -8,7 +8,7 @@
 // is what last month's MRR gains from M − 1's rates to M's.
 import { formatMonth } from './calendar.ts';
 import { type Movement, MOVEMENTS } from './definitions.ts';
-import type { CurrencyBasis, FxBasis, Vector } from './fxBasis.ts';
+import type { CurrencyBasis, FxBasis, SeveralCurrencies, Vector } from './fxBasis.ts';
 import { type Approximate, fixedOf, moneyWithin, ratio, ratioWithin } from './exact.ts';
 
 /** A set's rates: currency → month → the rate in 10^-10 units of the base. */
@@ -65,7 +65,8 @@ export function convert(basis: FxBasis, table: RateTable, reporting: string): Re
   const last = Math.max(...basis.currencies.map((c) => c.first + c.months.length - 1));
   const several = basis.several;
   const mixedChanges = groupByMonth(several.mixedChanges);
-  const mixedRetention = groupByMonth(several.mixedRetention);
+  const retentionFrom = groupByMonth(several.mixedRetention);
+  let retentionNow: SeveralCurrencies['mixedRetention'] = []; // the records whose months hold m
 
   // Whether a currency has MRR at a month end (any customer, told by their count: the sums are rounded).
   const held = (c: CurrencyBasis, m: number) => m >= c.first && m <= last && c.months[m - c.first]!.holders > 0;
@@ -79,6 +80,7 @@ export function convert(basis: FxBasis, table: RateTable, reporting: string): Re
   const missing: MissingRate[][] = [];
   const D = basis.denominator;
   for (let m = first; m <= last; m++) {
+    retentionNow = [...retentionNow.filter((x) => x.until >= m), ...(retentionFrom.get(m) ?? [])];
     const now = ratesAt(table, reporting, m, basis.currencies.filter((c) => held(c, m) || held(c, m - 1) || held(c, m - 12)).map((c) => c.currency));
     const before = ratesAt(table, reporting, m - 1, basis.currencies.filter((c) => held(c, m - 1)).map((c) => c.currency));
     if ('missing' in now || 'missing' in before) {
@@ -131,7 +133,7 @@ export function convert(basis: FxBasis, table: RateTable, reporting: string): Re
         moves.contraction.mrr -= fixedOf(change, den);
       }
     }
-    for (const x of mixedRetention.get(m) ?? []) {
+    for (const x of retentionNow) {
       const q = atRates(x.now);
       const then = atRates(x.then);
       keptMin += fixedOf(q < then ? q : then, x.den);
