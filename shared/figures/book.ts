@@ -7,7 +7,7 @@
 // summed up once at the end. Exact throughout (exact.ts); rounded only in the documents it makes.
 import { formatMonth } from './calendar.ts';
 import { type ContractTerm, MAX_MONTHS, type Movement, MOVEMENTS } from './definitions.ts';
-import { CommonDenominator, ExactSum, FIXED, type Fraction, money, Q, ratio, type Term } from './exact.ts';
+import { CommonDenominator, ExactSum, type Fraction, money, Q, ratio, type Term } from './exact.ts';
 import { MonthTable } from './monthTable.ts';
 
 /**
@@ -44,14 +44,13 @@ export type MonthFigures = {
 
 export type CohortFigures = { currency: string; cohort: string; customers: number; mrr: string; months: { month: string; customers: number; mrr: string }[] };
 
-/** A sum as a fraction over FIXED (exact.ts): what the basis for a reporting currency holds. */
-const fixed = (s: ExactSum): Fraction => ({ n: s.fixed(), d: FIXED });
-
 /**
- * A currency's month cells for the conversion to a reporting currency (fxBasis.ts): per month, the
- * differences from the month before of its active customers, MRR and retention sums, and the
- * month's movements; the retention sums run past the series' last month. Money in 1/FIXED of a
- * cent (exact.ts); cells kept before the fixed point hold exact fractions, which read the same.
+ * A currency's month cells, exact, for the conversion to a reporting currency (fxBasis.ts, which
+ * holds them in its fixed point): per month, the differences from the month before of its active
+ * customers, MRR and retention sums, and the month's movements; the retention sums run past the
+ * series' last month. Exact fractions, as the tally thread has always made them: made in fixed
+ * point there, a starved thread's cells once made its out-of-memory abort the whole process in CI
+ * (Node ends a thread at its heap limit only for some shapes of allocation).
  */
 export type ExactCells = {
   currency: string;
@@ -257,7 +256,7 @@ export class MetricsBook {
     }
   }
 
-  /** Every currency's cells in the basis' fixed point (see ExactCells): the months its table holds a part in. */
+  /** Every currency's cells, exact (see ExactCells): the months its table holds a part in. */
   exactCells(): ExactCells {
     return this.series().map((cur) => {
       const t = cur.months;
@@ -269,12 +268,12 @@ export class MetricsBook {
         cells: t.months().map((month) => ({
           month,
           customers: t.count(month, CUSTOMERS),
-          mrr: fixed(t.exact(month, MRR)),
+          mrr: t.exact(month, MRR).fraction(),
           ...(nonZero(month, retention) && {
-            retained: { now: fixed(t.exact(month, RETAINED_NOW)), then: fixed(t.exact(month, RETAINED_THEN)), min: fixed(t.exact(month, RETAINED_MIN)) },
+            retained: { now: t.exact(month, RETAINED_NOW).fraction(), then: t.exact(month, RETAINED_THEN).fraction(), min: t.exact(month, RETAINED_MIN).fraction() },
           }),
           ...(nonZero(month, moves) && {
-            moves: Object.fromEntries(MOVEMENTS.map((m, i) => [m, { customers: t.count(month, MOVE_CUSTOMERS + i), mrr: fixed(t.exact(month, MOVE_MRR + i)) }])) as Record<
+            moves: Object.fromEntries(MOVEMENTS.map((m, i) => [m, { customers: t.count(month, MOVE_CUSTOMERS + i), mrr: t.exact(month, MOVE_MRR + i).fraction() }])) as Record<
               Movement,
               { customers: number; mrr: Fraction }
             >,
@@ -290,7 +289,7 @@ export class MetricsBook {
               cells: row
                 .months()
                 .filter((month) => month <= cur.last)
-                .map((month) => ({ month, customers: row.count(month, COHORT_CUSTOMERS), mrr: fixed(row.exact(month, COHORT_MRR)) })),
+                .map((month) => ({ month, customers: row.count(month, COHORT_CUSTOMERS), mrr: row.exact(month, COHORT_MRR).fraction() })),
             };
           }),
       };

@@ -144,14 +144,6 @@ export class ExactSum {
     return { n, d: c.d };
   }
 
-  /** The value in 1/FIXED of a cent: exact over Q, each other part rounded half away (within half a unit each). */
-  fixed(): bigint {
-    let n = (this.big + BigInt(this.n)) * (FIXED / Q);
-    for (const [den, x] of this.rest ?? []) if (x !== 0) n += fixedOf(BigInt(x), BigInt(den));
-    for (const [den, x] of this.restBig ?? []) n += fixedOf(x, BigInt(den));
-    return n;
-  }
-
   /** The denominators of its parts besides Q. */
   denominators(): number[] {
     return [...(this.rest?.keys() ?? []), ...(this.restBig?.keys() ?? [])];
