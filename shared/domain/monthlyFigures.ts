@@ -68,6 +68,18 @@ export async function storeMonthlyFigures(client: Client, versionId: string, fig
   ]);
 }
 
+/** Rows past which an active build analyzes the customers' table. */
+const ANALYZE_AFTER_ROWS = 500_000;
+
+/**
+ * After a build of `rows` rows is active: a large one's customers may be most of their table, and
+ * planned without their statistics (autovacuum gathers them after its next nap), a customers read
+ * of a sparse month scans every customer of the version in order.
+ */
+export async function analyzeCustomersAfter(pool: Pool, rows: number): Promise<void> {
+  if (rows >= ANALYZE_AFTER_ROWS) await pool.query('ANALYZE version_customers');
+}
+
 /** Customers' rows read per fetch while the basis for conversion is made. */
 const FX_FETCH = 10_000;
 

@@ -48,9 +48,7 @@ export type CohortFigures = { currency: string; cohort: string; customers: numbe
  * A currency's month cells, exact, for the conversion to a reporting currency (fxBasis.ts, which
  * holds them in its fixed point): per month, the differences from the month before of its active
  * customers, MRR and retention sums, and the month's movements; the retention sums run past the
- * series' last month. Exact fractions, as the tally thread has always made them: made in fixed
- * point there, a starved thread's cells once made its out-of-memory abort the whole process in CI
- * (Node ends a thread at its heap limit only for some shapes of allocation).
+ * series' last month. Exact fractions: the tally thread makes them, and its heap is small.
  */
 export type ExactCells = {
   currency: string;

@@ -10,6 +10,7 @@ import { withTransaction, type Pool } from '../../shared/platform/db.ts';
 import type { Logger } from '../../shared/platform/log.ts';
 import { BUILD_RETRY_LIMIT, queues } from '../../shared/platform/queue.ts';
 import { convertsFigures } from '../../shared/domain/figuresBackfill.ts';
+import { analyzeCustomersAfter } from '../../shared/domain/monthlyFigures.ts';
 import type { UsageMeter } from '../../shared/tenancy/usage.ts';
 import { type Lane, turnOf, turnTaken } from '../../shared/domain/fairQueues.ts';
 import {
@@ -74,9 +75,6 @@ const UNFINISHED: StoredProblem = {
   errorCount: 0,
 };
 
-/** Rows past which a build analyzes its customers' table once it is active. */
-const ANALYZE_AFTER_ROWS = 500_000;
-
 /**
  * The consumer of one lane's build jobs (`lane`: build, or build-express for small files). The
  * lane's fair clock moves to the job's turn as it starts (shared/domain/fairQueues.ts).
@@ -107,9 +105,7 @@ export function buildVersion(pool: Pool, boss: PgBoss, threads: BuildThreads, me
         // Its basis for a reporting currency, made now rather than at its first reporting read (a miss costs that read only).
         const ahead = await convertsFigures(pool, built.accountId!, built.mode!).catch(() => false);
         if (ahead) await boss.send(queues.backfillFigures, {}).catch((error: unknown) => log.warn({ err: error, ...fields }, 'basis for conversion not sent ahead'));
-        // A large build's customers may be most of their table: planned without their statistics (autovacuum gathers them
-        // after its next nap), a customers read of a sparse month scans every customer of the version in order.
-        if (built.rowCount >= ANALYZE_AFTER_ROWS) await pool.query('ANALYZE version_customers').catch((error: unknown) => log.warn({ err: error, ...fields }, 'customers not analyzed'));
+        await analyzeCustomersAfter(pool, built.rowCount).catch((error: unknown) => log.warn({ err: error, ...fields }, 'customers not analyzed'));
       }
       log.info(
         { ...fields, accountId: built.accountId ?? fields.accountId, mode: built.mode, outcome: built.outcome, rows: built.rows, errors: built.errors, readsIn: built.readsIn, customersStreamed: built.customersStreamed, tallyGaveUpOn: built.tallyGaveUpOn, ...built.timings, ms: Math.round(performance.now() - started) },
