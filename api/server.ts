@@ -11,7 +11,7 @@ import { problemTypes } from '../shared/platform/problems.ts';
 import { createBlobStore } from '../shared/blobs/createBlobStore.ts';
 import { createResumableReception } from './reception/resumable.ts';
 import { SecretBox } from '../shared/platform/sealedSecrets.ts';
-import { createBoss, ensureQueues } from '../shared/platform/queue.ts';
+import { createBoss, ensureQueues } from '../shared/platform/boss.ts';
 import { UsageMeter } from '../shared/tenancy/usage.ts';
 import { VersionOutcomes } from '../shared/domain/versionOutcomes.ts';
 import { createApp } from './app.ts';

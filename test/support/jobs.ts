@@ -1,6 +1,6 @@
 // Sending a job as another process would (a producer of its own, started and stopped around the
 // send), for tests whose workers run as child processes.
-import { createBoss } from '../../shared/platform/queue.ts';
+import { createBoss } from '../../shared/platform/boss.ts';
 import { createLogger } from '../../shared/platform/log.ts';
 
 /** Sends one job to `queue` of the database's pg-boss now. */
