@@ -36,18 +36,12 @@ export async function storeMonthlyFigures(client: Client, versionId: string, fig
       versionId,
       figures.monthly.map((m) => parseMonth(m.month)),
       figures.monthly.map((m) => m.currency),
-      figures.monthly.map(({ month: _m, currency: _c, ...rest }) => JSON.stringify(rest)),
+      figures.monthly.map((m) => m.figures),
     ],
   );
-  const cohortsOf = new Map<string, string[]>();
-  for (const c of figures.cohorts) {
-    let list = cohortsOf.get(c.currency);
-    if (list === undefined) cohortsOf.set(c.currency, (list = []));
-    list.push(JSON.stringify(c));
-  }
   // A statement per currency: megabytes of JSON as a plain parameter, not escaped into an array literal and parsed out of it.
-  for (const [currency, list] of cohortsOf) {
-    await client.query('INSERT INTO version_cohorts (version_id, currency, cohorts) VALUES ($1, $2, $3)', [versionId, currency, list.join(',')]);
+  for (const { currency, cohorts } of figures.cohorts) {
+    await client.query('INSERT INTO version_cohorts (version_id, currency, cohorts) VALUES ($1, $2, $3)', [versionId, currency, cohorts]);
   }
   await client.query('INSERT INTO version_series (version_id, currency, first_month, last_month) SELECT $1, * FROM unnest($2::text[], $3::int[], $4::int[])', [
     versionId,
@@ -64,7 +58,7 @@ export async function storeMonthlyFigures(client: Client, versionId: string, fig
   // from these cells. A version's figures computed again (shared/domain/figuresBackfill.ts) replace what it had, its basis too.
   await client.query('INSERT INTO version_fx (version_id, cells) VALUES ($1, $2) ON CONFLICT (version_id) DO UPDATE SET cells = excluded.cells, basis = NULL', [
     versionId,
-    cellsJson(figures.cells),
+    figures.cells,
   ]);
 }
 

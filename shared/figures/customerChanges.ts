@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { type CustomerMovement, type Movement, MOVEMENTS } from './definitions.ts';
-import type { CohortFigures, CustomerChange, ExactCells, MetricsBook, MonthFigures, SeriesBounds } from './book.ts';
+import type { CustomerChange, MetricsBook, SeriesBounds } from './book.ts';
+import { cellsJson } from './fxBasis.ts';
 import { Q } from './exact.ts';
 
 /** A stored change: its MRR in whole cents as the read shows it, and exact (`mrr` cents over `den`). */
@@ -138,14 +139,32 @@ export function customerMonth(changes: readonly StoredChange[], month: number): 
 export type CustomerLines = { chunks: Buffer[]; path?: undefined; bytes: number; streamed?: boolean } | { path: string; bytes: number; chunks?: undefined; streamed?: undefined };
 
 /**
- * What a build stores of its monthly figures (see MetricsBook), with each customer's changes as
- * COPY lines, and the book's cells (the start of its basis for conversion, fxBasis.ts).
+ * What a build stores of its monthly figures (see MetricsBook), as the tables keep them: each
+ * month's figures per currency (version_months: the JSON of all but month and currency), each
+ * currency's cohorts (version_cohorts: each cohort's JSON, comma-separated), the series' bounds,
+ * each customer's changes as COPY lines, and the book's cells (version_fx: the start of its basis
+ * for conversion, fxBasis.ts). Text, made where the book is: a tally thread hands the build a few
+ * strings, not tens of thousands of objects that both threads would hold at once.
  */
-export type MonthlyFigures = { monthly: MonthFigures[]; cohorts: CohortFigures[]; bounds: SeriesBounds[]; customers: CustomerLines; cells: ExactCells };
+export type MonthlyFigures = {
+  monthly: { month: string; currency: string; figures: string }[];
+  cohorts: { currency: string; cohorts: string }[];
+  bounds: SeriesBounds[];
+  customers: CustomerLines;
+  cells: string;
+};
 
 /** The book's figures once every customer is in, with the customers' lines written. */
 export function monthlyFigures(book: MetricsBook, lines: CustomerLinesWriter): MonthlyFigures {
-  return { monthly: book.monthly(), cohorts: book.cohorts(), bounds: book.bounds(), customers: lines.done(), cells: book.exactCells() };
+  const monthly = book.monthly().map(({ month, currency, ...rest }) => ({ month, currency, figures: JSON.stringify(rest) }));
+  const cohortsOf = new Map<string, string[]>();
+  for (const cohort of book.cohorts()) {
+    let list = cohortsOf.get(cohort.currency);
+    if (list === undefined) cohortsOf.set(cohort.currency, (list = []));
+    list.push(JSON.stringify(cohort));
+  }
+  const cohorts = Array.from(cohortsOf, ([currency, list]) => ({ currency, cohorts: list.join(',') }));
+  return { monthly, cohorts, bounds: book.bounds(), customers: lines.done(), cells: cellsJson(book.exactCells()) };
 }
 
 // COPY's binary format (PostgreSQL, "COPY … (FORMAT binary)"): a signature, flags and no header
