@@ -15,19 +15,23 @@ import { freePort } from '../../shared/platform/embeddedPostgres.ts';
 import { createTestDatabase } from '../setup/database.ts';
 
 /**
- * The node flags the Procfile gives the process that runs `script` (none for a script it does not
- * run, such as the benches' own servers), so that a bench measures the processes as they run in
- * production; BENCH_NODE_FLAGS (space-separated) replaces them, for experiments.
+ * How the Procfile runs the process that runs `script`: the environment its line sets (`NAME=value`
+ * words before `node`) and its node flags (neither for a script it does not run, such as the
+ * benches' own servers), so that a bench measures the processes as they run in production;
+ * BENCH_NODE_FLAGS (space-separated) replaces the flags, and the bench's own environment wins over
+ * the line's, for experiments.
  */
-async function nodeFlags(script: string): Promise<string[]> {
-  const override = process.env['BENCH_NODE_FLAGS'];
-  if (override !== undefined) return override.split(' ').filter((flag) => flag !== '');
+async function procfileCommand(script: string): Promise<{ env: Record<string, string>; flags: string[] }> {
+  const override = process.env['BENCH_NODE_FLAGS']?.split(' ').filter((flag) => flag !== '');
   const procfile = await readFile(`${projectRoot}/Procfile`, 'utf8');
   for (const line of procfile.split('\n')) {
     const words = line.replace(/^[\w-]+:/, '').trim().split(/\s+/);
-    if (words[0] === 'node' && words.at(-1) === script) return words.slice(1, -1);
+    const node = words.indexOf('node');
+    if (node < 0 || words.at(-1) !== script) continue;
+    const env = Object.fromEntries(words.slice(0, node).map((word) => [word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)]));
+    return { env, flags: override ?? words.slice(node + 1, -1) };
   }
-  return [];
+  return { env: {}, flags: override ?? [] };
 }
 
 /**
@@ -41,7 +45,8 @@ export async function startServer(
   ready: RegExp | 'healthz',
   onLine?: (line: string) => void,
 ): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [...(await nodeFlags(script)), script], { cwd: projectRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const command = await procfileCommand(script);
+  const child = spawn(process.execPath, [...command.flags, script], { cwd: projectRoot, env: { ...command.env, ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   let output = '';
   let pending = '';
   child.stdout!.on('data', (chunk: Buffer) => {
