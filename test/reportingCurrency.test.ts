@@ -299,6 +299,35 @@ describe('one reporting currency', function () {
       expect(await eventually(() => basisOf(after.json.id), (made) => made === true), 'made after the build').to.equal(true);
     });
 
+    it('when a version\'s basis is made at its first reporting read, then it is made on a thread of its own, with a connection of its own, once however many reads ask at once', async () => {
+      const { key: k } = await svc.tenant();
+      const ds = await newDataset(svc, k);
+      const built = await postCsv(svc, k, ds, ANN_AND_BOB);
+      await rates(k, 'EUR', [['2024-01', 'USD', '0.9'], ['2024-02', 'USD', '0.8']]);
+      // Made ahead by the job once the rates came: made again at the reads below.
+      const made = async () => (await svc.db.query('SELECT 1 FROM version_fx WHERE version_id = $1 AND basis IS NOT NULL', [built.json.id])).rows.length;
+      await eventually(made, (n) => n === 1);
+      await svc.db.query('UPDATE version_fx SET basis = NULL WHERE version_id = $1', [built.json.id]);
+      // The basis is stored with the row locked here: whoever makes it waits on this lock, and can be seen.
+      const holder = await svc.db.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query('SELECT 1 FROM version_fx WHERE version_id = $1 FOR UPDATE', [built.json.id]);
+        const reads = Promise.all(Array.from({ length: 4 }, () => svc.request(`/v1/datasets/${ds}/metrics?reportingCurrency=EUR`, { key: k })));
+        const waiting = async () =>
+          (await svc.db.query<{ name: string }>(`SELECT application_name AS name FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`)).rows.map((r) => r.name);
+        expect(new Set(await eventually(waiting, (names) => names.length > 0))).to.deep.equal(new Set(['dataset-service-fx-basis']));
+        await holder.query('ROLLBACK');
+        const replies = await reads;
+        for (const reply of replies) expect(reply.status, reply.text).to.equal(200);
+        expect(new Set(replies.map((r) => JSON.stringify(r.json.reporting))).size).to.equal(1);
+      } finally {
+        await holder.query('ROLLBACK').catch(() => {});
+        holder.release();
+      }
+      expect(await made()).to.equal(1);
+    });
+
     it('when a superseded version\'s rows are purged before any reporting read, then its reporting series is still the customer-as-unit one (its customers of several currencies are read before they go)', async () => {
       const { key: k } = await svc.tenant();
       const ds = await newDataset(svc, k);

@@ -7,7 +7,8 @@
 // was deleted, has nothing to compute from: its mark goes.
 import type { Pool } from '../platform/db.ts';
 import { withTransaction } from '../platform/db.ts';
-import { computeMonthlyFigures, readFxBasis, storeMonthlyFigures } from './monthlyFigures.ts';
+import { computeMonthlyFigures, storeMonthlyFigures } from './monthlyFigures.ts';
+import { fxBasisApart } from './fxBasisMaker.ts';
 import { BASIS_FORMAT } from '../figures/fxBasis.ts';
 
 /** Computes the figures of the oldest version still marked; its id, or undefined when none is left. */
@@ -30,14 +31,6 @@ export async function backfillNextVersion(pool: Pool): Promise<{ versionId: stri
 }
 
 /**
- * Contributing rows past which a version's basis is left to its first reporting read. Making one
- * holds the worker's event loop: seconds at 1M rows, minutes at 10M (its exact sums' common
- * denominator grows with every distinct day count: see the issue's note), and a job that holds it
- * that long misses its heartbeats and is run again.
- */
-export const FX_AHEAD_MAX_ROWS = 2_000_000;
-
-/**
  * Makes the basis for a reporting currency (fxBasis.ts) of the next active version of several
  * currencies that has none (or one of an older layout: see basisIsCurrent), for accounts that have
  * uploaded exchange rates: their first reporting read then finds it made. Its id, or undefined
@@ -45,16 +38,15 @@ export const FX_AHEAD_MAX_ROWS = 2_000_000;
  */
 export async function makeNextFxBasis(pool: Pool, skip: readonly string[] = []): Promise<string | undefined> {
   const { rows } = await pool.query<{ version_id: string }>(
-    `SELECT f.version_id FROM version_fx f JOIN datasets d ON d.active_version_id = f.version_id JOIN versions v ON v.id = f.version_id
+    `SELECT f.version_id FROM version_fx f JOIN datasets d ON d.active_version_id = f.version_id
      WHERE (f.basis IS NULL OR (f.basis->>'format') IS DISTINCT FROM '${BASIS_FORMAT}') AND d.deleted_at IS NULL AND f.version_id <> ALL ($1::text[])
-       AND v.contributing_row_count <= ${FX_AHEAD_MAX_ROWS}
        AND EXISTS (SELECT 1 FROM exchange_rates r WHERE r.account_id = d.account_id AND r.mode = d.mode)
        AND (SELECT count(*) FROM version_series s WHERE s.version_id = f.version_id) > 1
      LIMIT 1`,
     [skip],
   );
   const versionId = rows[0]?.version_id;
-  if (versionId !== undefined) await readFxBasis(pool, versionId);
+  if (versionId !== undefined) await fxBasisApart(pool, versionId);
   return versionId;
 }
 

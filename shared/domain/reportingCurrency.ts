@@ -13,7 +13,7 @@ import type { Pool } from '../platform/db.ts';
 import { badRequest } from '../platform/problems.ts';
 import type { Tenant } from './datasets.ts';
 import { ratesInForce } from './exchangeRates.ts';
-import { readFxBasis } from './monthlyFigures.ts';
+import { fxBasisApart } from './fxBasisMaker.ts';
 
 /** A small cache that forgets the least recently used. */
 class Recent<T> {
@@ -64,7 +64,7 @@ export async function ratesFor(pool: Pool, tenant: Tenant, currency: string) {
 function basisOf(pool: Pool, versionId: string): Promise<FxBasis> {
   let basis = bases.get(versionId);
   if (basis === undefined) {
-    bases.set(versionId, (basis = readFxBasis(pool, versionId)));
+    bases.set(versionId, (basis = fxBasisApart(pool, versionId)));
     basis.catch(() => bases.delete(versionId));
   }
   return basis;

@@ -17,7 +17,6 @@ import { createTestDatabase } from '../setup/database.ts';
 import { realisticBlocks, realisticHeader } from '../support/realisticContracts.ts';
 import { peakRssMiB, postFile, startServer, stopServers, writeBlocks } from './support.ts';
 import { timed } from './figures.ts';
-import { FX_AHEAD_MAX_ROWS } from '../../shared/domain/figuresBackfill.ts';
 
 const REQUESTS = Number(process.env['BENCH_REQUESTS'] ?? 200);
 
@@ -111,9 +110,8 @@ export async function benchFx(args: string[]): Promise<void> {
       `first GET …/metrics?reportingCurrency=EUR after the build (its basis made from the build's cells): ${first.ms.toFixed(0)} ms (${reporting.monthly.length} months); ` +
         `then ?reportingCurrency=USD: ${otherCurrency.ms.toFixed(0)} ms; EUR after a new set: ${afterNewSet.ms.toFixed(0)} ms`,
     );
-    // The account converts now: a build of the same file makes its basis ahead (the backfill-figures job), and its first reporting read finds it
-    // (up to FX_AHEAD_MAX_ROWS contributing rows; past them, the first reporting read makes it, as above).
-    if (rows <= FX_AHEAD_MAX_ROWS) await aheadOfTheFirstRead();
+    // The account converts now: a build of the same file makes its basis ahead (the backfill-figures job), and its first reporting read finds it.
+    await aheadOfTheFirstRead();
     async function aheadOfTheFirstRead() {
       const rebuilt = await postFile(`${v1}/versions`, key, file, `bench-fx-${rows}-again`);
       if (rebuilt.status !== 201) throw new Error(`build: ${rebuilt.status} ${rebuilt.body.slice(0, 300)}`);
