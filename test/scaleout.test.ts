@@ -5,6 +5,7 @@ import { eventually } from './support/eventually.ts';
 import { HEADER, newDataset, postCsv } from './support/ingest.ts';
 import { startScript } from './support/processes.ts';
 import { useService } from './support/service.ts';
+import { mayStartBuild } from '../shared/domain/versions.ts';
 
 type Worker = { child: ChildProcess; output: () => string; exited: Promise<number | null> };
 
@@ -67,6 +68,30 @@ describe('workers that scale out', function () {
       expect(rows[i].started_at.getTime(), `build ${i} started before build ${i - 1} ended`).to.be.at.least(rows[i - 1].completed_at.getTime());
     }
     expect((await svc.request(`/v1/datasets/${ds}`, { key })).json.activeVersionId).to.equal(ids[2]);
+  });
+
+  it('when two workers take builds of one dataset at once (pg-boss checks its group in the snapshot of each fetch), then one starts and the other waits: none while another builds, none before an earlier one first starts', async () => {
+    await startWorkers(1);
+    const ds = await newDataset(svc, key);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await postCsv(svc, key, ds, contractsCsv(10 + i), { wait: 60 })).json.id);
+    const [v1, v2, v3] = ids as [string, string, string];
+    const status = async () => (await svc.db.query('SELECT status, started_at IS NOT NULL AS started FROM versions WHERE dataset_id = $1 ORDER BY seq', [ds])).rows;
+    const set = (id: string, state: string, started: boolean) =>
+      svc.db.query(`UPDATE versions SET status = $2, started_at = CASE WHEN $3 THEN clock_timestamp() END WHERE id = $1`, [id, state, started]);
+    // Built; now as if v1 were building and the jobs of v2 and v3 were taken by two workers at once.
+    await set(v1, 'building', true);
+    await set(v2, 'queued', false);
+    await set(v3, 'queued', false);
+    expect(await Promise.all([mayStartBuild(svc.db, v3, ds), mayStartBuild(svc.db, v2, ds)])).to.deep.equal([false, false]);
+    await set(v1, 'superseded', true);
+    expect(await Promise.all([mayStartBuild(svc.db, v3, ds), mayStartBuild(svc.db, v2, ds)])).to.deep.equal([false, true]);
+    expect((await status()).map((r: { status: string }) => r.status)).to.deep.equal(['superseded', 'building', 'queued']);
+    // v2 waits for the rest of its file, having started (deferBuild): v3 is not held back by it.
+    await set(v2, 'queued', true);
+    expect(await mayStartBuild(svc.db, v3, ds)).to.equal(true);
+    await set(v3, 'active', true);
+    await set(v2, 'superseded', true);
   });
 
   it('when a worker gets SIGTERM mid-build, then it hands the job back and another worker finishes it', async () => {

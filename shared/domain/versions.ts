@@ -165,6 +165,28 @@ export async function earlierExpressBuildQueued(db: Queryable, versionId: string
   return rows[0]?.waiting ?? false;
 }
 
+/**
+ * Whether the version's build may start now, and if so it is marked building at once: not while
+ * another version of its dataset is building, nor while an earlier one still waits for its first
+ * start. pg-boss's groupConcurrency 1 looks for an active job of the group in the snapshot of
+ * the fetch, so two workers fetching at once can each take a job of one dataset; this answers
+ * under the dataset's lock, so that of two such builds one starts and the other waits its turn.
+ * (A version waiting for its file, having started, holds no later one back: see deferBuild.)
+ */
+export async function mayStartBuild(pool: Pool, versionId: string, datasetId: string): Promise<boolean> {
+  return withTransaction(pool, async (client) => {
+    await client.query(`SELECT pg_advisory_xact_lock(hashtext('dataset-builds'), hashtext($1))`, [datasetId]);
+    const { rows } = await client.query<{ busy: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM versions e JOIN versions v ON v.dataset_id = e.dataset_id
+         WHERE v.id = $1 AND e.id <> v.id AND (e.status = 'building' OR (e.seq < v.seq AND e.status = 'queued' AND e.started_at IS NULL))) AS busy`,
+      [versionId],
+    );
+    if (rows[0]?.busy) return false;
+    await client.query(`UPDATE versions SET status = 'building', started_at = clock_timestamp() WHERE id = $1 AND status IN ('queued', 'building')`, [versionId]);
+    return true;
+  });
+}
+
 export async function createVersion(
   client: Client,
   boss: PgBoss,

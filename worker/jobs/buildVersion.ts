@@ -18,6 +18,7 @@ import {
   claimBuild,
   earlierExpressBuildQueued,
   finishVersion,
+  mayStartBuild,
   sendBuildJobLater,
   sendBuildJobToMainLane,
   type StoredProblem,
@@ -29,6 +30,8 @@ export type { BuildJob };
 
 /** How long a build taken before an earlier version of its dataset in the express lane waits before it is taken again. */
 const WAIT_FOR_EXPRESS_SECONDS = 1;
+/** How long a build taken while another of its dataset runs waits before it is tried again. */
+const WAIT_FOR_DATASET_SECONDS = 1;
 
 /** What every log line of a build job names, so that a request can be followed to its build. */
 const jobFields = (job: Job<BuildJob>) => {
@@ -89,6 +92,11 @@ export function buildVersion(pool: Pool, boss: PgBoss, threads: BuildThreads, me
     if (lane !== 'build-express' && datasetId !== undefined && (await earlierExpressBuildQueued(pool, versionId))) {
       await sendBuildJobLater(boss, { ...job!.data, datasetId }, turn, WAIT_FOR_EXPRESS_SECONDS);
       log.info(fields, 'build waits for an earlier version of its dataset');
+      return;
+    }
+    if (lane !== 'build-express' && datasetId !== undefined && !(await mayStartBuild(pool, versionId, datasetId))) {
+      await sendBuildJobLater(boss, { ...job!.data, datasetId }, turn, WAIT_FOR_DATASET_SECONDS);
+      log.info(fields, 'build waits for another version of its dataset');
       return;
     }
     await turnTaken(pool, turn).catch((error: unknown) => log.warn({ err: error, ...fields }, 'fair clock not moved'));
