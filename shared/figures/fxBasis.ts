@@ -251,16 +251,19 @@ export class FxBasisBuilder {
     const from = Math.min(...lines.map((steps) => steps[0]!.month));
     const to = Math.min(this.last, Math.max(...lines.map((steps) => steps.at(-1)!.month)) + 12);
     const zero = currencies.map(() => 0n);
-    // Their values at month m (0 before their first change).
-    const at = (m: number): bigint[] =>
-      lines.map((steps) => {
-        let v = 0n;
-        for (const s of steps) {
-          if (s.month > m) break;
-          v = s.n * (den / s.den);
-        }
-        return v;
-      });
+    // Their values over `den`, each scaled once, read at months that only grow (the events' m, m - 1 and m - 12).
+    const scaled = lines.map((steps) => steps.map((s) => s.n * (den / s.den)));
+    const reader = () => {
+      const next = lines.map(() => 0);
+      const values = currencies.map(() => 0n);
+      return (m: number): bigint[] => {
+        lines.forEach((steps, l) => {
+          while (next[l]! < steps.length && steps[next[l]!]!.month <= m) values[l] = scaled[l]![next[l]!++]!;
+        });
+        return [...values];
+      };
+    };
+    const [at, before, yearBefore] = [reader(), reader(), reader()];
     const events = [...new Set(lines.flatMap((steps) => steps.flatMap((s) => [s.month, s.month + 12])))].filter((m) => m <= to).sort((a, b) => a - b);
     const vector = (v: bigint[]) => new Map(currencies.map((c, i) => [c, v[i]!]));
     let had = false; // MRR at an earlier month end
@@ -268,8 +271,8 @@ export class FxBasisBuilder {
     for (let e = 0; e < events.length; e++) {
       const m = events[e]!;
       const q = at(m);
-      const p = at(m - 1);
-      const then = at(m - 12);
+      const p = before(m - 1);
+      const then = yearBefore(m - 12);
       const qActive = q.some((x) => x > 0n);
       const pActive = p.some((x) => x > 0n);
       if (!this.fromCells) {
