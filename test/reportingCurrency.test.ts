@@ -12,6 +12,7 @@ import { contractTerm } from '../shared/figures/definitions.ts';
 import { packChanges, unpackChanges } from '../shared/figures/customerChanges.ts';
 import { type ExactStep, FxBasisBuilder } from '../shared/figures/fxBasis.ts';
 import { convert, convertCohorts, missingRates, RATE_SCALE } from '../shared/figures/reporting.ts';
+import { FIXED } from '../shared/figures/exact.ts';
 
 const none = { customers: 0, mrr: '0.00' };
 const ANN_AND_BOB = [
@@ -297,6 +298,23 @@ describe('one reporting currency', function () {
       expect(await eventually(due, (n) => n === 0)).to.equal(0);
       const after = await postCsv(svc, k, await newDataset(svc, k), ANN_AND_BOB);
       expect(await eventually(() => basisOf(after.json.id), (made) => made === true), 'made after the build').to.equal(true);
+    });
+
+    it('when a version is built, then the cells it keeps for its basis are each at its fixed point already (over FIXED), and its reporting figures are the reference\'s', async () => {
+      const { key: k } = await svc.tenant();
+      const ds = await newDataset(svc, k);
+      // Terms of 45, 100 and 367 days: denominators that FIXED does not hold.
+      const csv = [HEADER, 'c1,Cy,Pro,2024-01-01,2024-02-14,450.00,EUR', 'c2,Cy,Pro,2024-01-10,2024-04-18,1000.00,USD', 'c3,Dee,Pro,2024-01-05,2025-01-05,3670.00,USD'].join('\n');
+      const built = await postCsv(svc, k, ds, csv);
+      expect(built.status, built.text).to.equal(201);
+      const { rows } = await svc.db.query<{ cells: string }>('SELECT cells FROM version_fx WHERE version_id = $1', [built.json.id]);
+      const denominators = new Set([...rows[0]!.cells.matchAll(/"d":"(\d+)n"/g)].map((m) => BigInt(m[1]!)));
+      expect([...denominators]).to.deep.equal([FIXED]);
+      const set: [string, string, string][] = [['2024-01', 'USD', '0.9'], ['2024-02', 'USD', '0.85'], ['2024-03', 'USD', '0.8'], ['2024-04', 'USD', '0.8']];
+      await rates(k, 'EUR', set);
+      const m = await metrics(k, ds, 'reportingCurrency=EUR');
+      const { exchangeRatesId: _id, ...figures } = m.reporting;
+      expect(figures).to.deep.equal(referenceReporting(refRows(csv), { base: 'EUR', rates: set }, 'EUR'));
     });
 
     it('when a version\'s basis is made at its first reporting read, then it is made on a thread of its own, with a connection of its own, once however many reads ask at once', async () => {

@@ -125,13 +125,13 @@ async function storeBasis(client: Client, versionId: string, basis: FxBasis): Pr
  * cells its build kept, or from every customer for a version built before there were any.
  */
 export async function readFxBasis(pool: Pool, versionId: string): Promise<FxBasis> {
-  const { rows } = await pool.query<{ basis: BasisDoc | null; cells: string | null }>('SELECT basis, cells FROM version_fx WHERE version_id = $1', [
-    versionId,
-  ]);
+  const { rows } = await pool.query<{ basis: BasisDoc | null }>('SELECT basis FROM version_fx WHERE version_id = $1', [versionId]);
   if (rows[0]?.basis && basisIsCurrent(rows[0].basis)) return parseBasis(rows[0].basis);
+  // The cells only when the basis is to be made: megabytes at 10M rows (far more when kept exact, before their fixed point).
+  const kept = await pool.query<{ cells: string | null }>('SELECT cells FROM version_fx WHERE version_id = $1', [versionId]);
   // Cells kept before they held the cohorts cannot make them: then every customer is read.
-  const kept = rows[0]?.cells ? parseCells(rows[0].cells) : undefined;
-  const cells = kept?.every((c) => c.cohorts !== undefined) ? kept : undefined;
+  const parsed = kept.rows[0]?.cells ? parseCells(kept.rows[0].cells) : undefined;
+  const cells = parsed?.every((c) => c.cohorts !== undefined) ? parsed : undefined;
   return withTransaction(pool, async (client) => {
     const series = await client.query<{ currency: string; first: number; last: number }>(
       `SELECT currency::text AS currency, first_month AS first, last_month AS last FROM version_series WHERE version_id = $1 ORDER BY currency COLLATE "C"`,

@@ -534,8 +534,21 @@ export function parseBasis(doc: BasisDoc): FxBasis {
   };
 }
 
-/** A book's cells as JSON (BigInts as "123n"), to keep until a basis is made from them. */
-export const cellsJson = (cells: ExactCells): string => JSON.stringify(cells, (_, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v));
+/**
+ * A book's cells as JSON (BigInts as "123n"), to keep until a basis is made from them: each value
+ * rounded to its fixed point already, as the basis adds it (over FIXED, which fixedOf takes as it
+ * is). Exact, a value's denominator is the lcm of its day counts: some 1,600 digits on a realistic
+ * 10M-row file, twice per value, which made the cells some 100 MB to read back and parse.
+ */
+export const cellsJson = (cells: ExactCells): string =>
+  JSON.stringify(cells, (_, v: unknown) => {
+    if (typeof v === 'bigint') return `${v}n`;
+    if (isFraction(v) && v.d !== FIXED) return { n: fixedOf(v.n, v.d), d: FIXED };
+    return v;
+  });
+
+const isFraction = (v: unknown): v is { n: bigint; d: bigint } =>
+  typeof v === 'object' && v !== null && typeof (v as { n?: unknown }).n === 'bigint' && typeof (v as { d?: unknown }).d === 'bigint';
 
 /** The cells cellsJson wrote (as text). */
 export const parseCells = (text: string): ExactCells => JSON.parse(text, (_, v: unknown) => (typeof v === 'string' && /^-?\d+n$/.test(v) ? BigInt(v.slice(0, -1)) : v)) as ExactCells;
