@@ -189,6 +189,16 @@ export async function computeMonthlyFigures(client: Client, versionId: string): 
   return monthlyFigures(book, customers);
 }
 
+/**
+ * Deletes each customer's changes of a version whose rows are purged: the customers read needs the
+ * rows' detail and answers 404 from then on. Its months, series and cohorts stay (contract,
+ * "Deleting and keeping data"), as long as the version record. Make its basis for a reporting
+ * currency first (versionRetention.ts): it is made from them.
+ */
+export async function deleteCustomerChanges(pool: Pool, versionId: string): Promise<void> {
+  await pool.query('DELETE FROM version_customers WHERE version_id = $1', [versionId]);
+}
+
 /** The monthly series of a version, sliced to [from, to] (months YYYY-MM, both optional), ordered by month then currency. */
 export async function readMonthly(db: Queryable, versionId: string, range: { from?: string | undefined; to?: string | undefined }): Promise<unknown[]> {
   const { rows } = await db.query<{ doc: unknown }>(

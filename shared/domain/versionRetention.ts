@@ -12,6 +12,7 @@ import type { Pool } from '../platform/db.ts';
 import { deleteRowsOfVersion } from './contractRows.ts';
 import { deleteExportsOfVersion } from './exports.ts';
 import { fxBasisApart } from './fxBasisMaker.ts';
+import { deleteCustomerChanges } from './monthlyFigures.ts';
 import { deleteChangesOfVersion } from './versionChanges.ts';
 import { markRowsPurged, versionsPastRetention } from './versions.ts';
 
@@ -31,22 +32,13 @@ export async function purgeVersionsPastRetention(
     run.rows += await deleteRowsOfVersion(pool, version.id, options.batchRows, (n) => options.onBatch?.(version.id, n));
     await markRowsPurged(pool, version.id);
     // After the mark, from which its customers and changes answer 404 (changes computed while the rows were going included).
+    // Its basis for a reporting currency is made from them first, if no reporting read made it yet: its customers of
+    // several currencies are counted once each from there, and would otherwise be counted once per currency.
+    await fxBasisApart(pool, version.id);
     await deleteCustomerChanges(pool, version.id);
     await deleteChangesOfVersion(pool, version.id);
     run.versions++;
     run.files += files.length;
   }
   return run;
-}
-
-/**
- * Deletes each customer's changes of a version whose rows are purged: the customers read needs the
- * rows' detail and answers 404 from then on. Its months, series and cohorts stay (contract,
- * "Deleting and keeping data"), as long as the version record. Its basis for a reporting currency
- * is made from them first, if no reporting read made it yet: its customers of several currencies
- * are counted once each from there, and would otherwise be counted once per currency.
- */
-async function deleteCustomerChanges(pool: Pool, versionId: string): Promise<void> {
-  await fxBasisApart(pool, versionId);
-  await pool.query('DELETE FROM version_customers WHERE version_id = $1', [versionId]);
 }
