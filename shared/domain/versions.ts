@@ -152,20 +152,6 @@ export async function sendBuildJobToMainLane(pool: Pool, boss: PgBoss, job: Buil
 }
 
 /**
- * Whether an earlier version of the dataset is still queued in the express lane (a small whole
- * file): a version of the same dataset sent to the other lane meanwhile waits for it, so that a
- * dataset's builds run one at a time in creation order.
- */
-export async function earlierExpressBuildQueued(db: Queryable, versionId: string): Promise<boolean> {
-  const { rows } = await db.query<{ waiting: boolean }>(
-    `SELECT EXISTS (SELECT 1 FROM versions e JOIN versions v ON v.dataset_id = e.dataset_id
-       WHERE v.id = $1 AND e.seq < v.seq AND e.status = 'queued' AND e.started_at IS NULL AND e.bytes_total <= $2) AS waiting`,
-    [versionId, EXPRESS_BUILD_MAX_BYTES],
-  );
-  return rows[0]?.waiting ?? false;
-}
-
-/**
  * Whether the version's build may start now, and if so it is marked building at once: not while
  * another version of its dataset is building, nor while an earlier one still waits for its first
  * start. pg-boss's groupConcurrency 1 looks for an active job of the group in the snapshot of

@@ -16,7 +16,6 @@ import { type Lane, turnOf, turnTaken } from '../../shared/domain/fairQueues.ts'
 import {
   type BuildJob,
   claimBuild,
-  earlierExpressBuildQueued,
   finishVersion,
   mayStartBuild,
   sendBuildJobLater,
@@ -28,8 +27,6 @@ import { BuildOutOfMemory, type BuildThreads } from '../buildThreads.ts';
 
 export type { BuildJob };
 
-/** How long a build taken before an earlier version of its dataset in the express lane waits before it is taken again. */
-const WAIT_FOR_EXPRESS_SECONDS = 1;
 /** How long a build taken while another of its dataset runs waits before it is tried again. */
 const WAIT_FOR_DATASET_SECONDS = 1;
 
@@ -87,13 +84,9 @@ export function buildVersion(pool: Pool, boss: PgBoss, threads: BuildThreads, me
     const { versionId, datasetId } = job!.data;
     const fields = jobFields(job!);
     const turn = turnOf(job!.data) ?? { lane, start: 0 };
-    // A dataset's builds run one at a time, in creation order: one sent to this lane while an
-    // earlier one of its dataset still waits in the express lane goes after it.
-    if (lane !== 'build-express' && datasetId !== undefined && (await earlierExpressBuildQueued(pool, versionId))) {
-      await sendBuildJobLater(boss, { ...job!.data, datasetId }, turn, WAIT_FOR_EXPRESS_SECONDS);
-      log.info(fields, 'build waits for an earlier version of its dataset');
-      return;
-    }
+    // A dataset's builds run one at a time, in creation order, in either lane: one sent to this
+    // lane while another of its dataset builds, or an earlier one still waits (in the express lane
+    // too), goes after it (mayStartBuild).
     if (lane !== 'build-express' && datasetId !== undefined && !(await mayStartBuild(pool, versionId, datasetId))) {
       await sendBuildJobLater(boss, { ...job!.data, datasetId }, turn, WAIT_FOR_DATASET_SECONDS);
       log.info(fields, 'build waits for another version of its dataset');
