@@ -8,9 +8,10 @@ import { purgeVersionsPastRetention } from '../shared/domain/versionRetention.ts
 import { bookCsv, books } from './support/books.ts';
 import { referenceReporting, referenceReportingCohorts, referenceReportingCustomers, type ReferenceRates, type ReferenceRow } from './support/metricsReference.ts';
 import { MetricsBook } from '../shared/figures/book.ts';
-import { contractTerm } from '../shared/figures/definitions.ts';
+import { contractTerm, MOVEMENTS } from '../shared/figures/definitions.ts';
 import { packChanges, unpackChanges } from '../shared/figures/customerChanges.ts';
-import { type ExactStep, FxBasisBuilder } from '../shared/figures/fxBasis.ts';
+import { BASIS_JSON_FORMAT, type BasisDoc, type ExactStep, type FxBasis, FxBasisBuilder, packBasis, parseBasisJson, unpackBasis } from '../shared/figures/fxBasis.ts';
+import { readFxBasis } from '../shared/domain/monthlyFigures.ts';
 import { convert, convertCohorts, missingRates, RATE_SCALE } from '../shared/figures/reporting.ts';
 import { FIXED } from '../shared/figures/exact.ts';
 
@@ -346,6 +347,36 @@ describe('one reporting currency', function () {
       expect(await made()).to.equal(1);
     });
 
+    it('when a version has no contributing rows, then its reporting series is empty, not an error', async () => {
+      const { key: k } = await svc.tenant();
+      const ds = await newDataset(svc, k);
+      expect((await postCsv(svc, k, ds, `${HEADER}\nz1,Zed,Pro,2024-01-01,2024-03-31,0.00,EUR\n`)).status).to.equal(201);
+      expect((await rates(k, 'EUR', [['2024-01', 'USD', '0.9']])).status).to.equal(201);
+      const m = await metrics(k, ds, 'reportingCurrency=EUR');
+      expect(m.reporting).to.include({ currency: 'EUR' });
+      expect(m.reporting.monthly).to.deep.equal([]);
+    });
+
+    it('when a version\'s basis was kept as JSON by an earlier release and its customers are purged since, then its reporting figures are the same, and the basis is packed once', async () => {
+      const { key: k } = await svc.tenant();
+      const ds = await newDataset(svc, k);
+      const built = await postCsv(svc, k, ds, ANN_AND_BOB);
+      const set: [string, string, string][] = [['2024-01', 'USD', '0.9'], ['2024-02', 'USD', '0.8'], ['2024-03', 'USD', '0.8'], ['2024-04', 'USD', '0.7']];
+      expect((await rates(k, 'EUR', set)).status).to.equal(201);
+      const before = await metrics(k, ds, 'reportingCurrency=EUR');
+      // As migration 026 left a basis of the JSON layout: the packed one gone, and what could make it again (the cells, the customers) purged.
+      const legacy = legacyBasisJson(await readFxBasis(svc.db, built.json.id));
+      await svc.db.query('UPDATE version_fx SET basis = NULL, cells = NULL, basis_json = $2 WHERE version_id = $1', [built.json.id, legacy]);
+      await svc.db.query('DELETE FROM version_customers WHERE version_id = $1', [built.json.id]);
+      // A new set of the same rates: the answers kept for the first are not this one's.
+      expect((await rates(k, 'EUR', set)).status).to.equal(201);
+      const after = await metrics(k, ds, 'reportingCurrency=EUR');
+      expect(after.reporting.exchangeRatesId).to.not.equal(before.reporting.exchangeRatesId);
+      expect(after.reporting.monthly).to.deep.equal(before.reporting.monthly);
+      const { rows } = await svc.db.query<{ packed: boolean; json: boolean }>('SELECT basis IS NOT NULL AS packed, basis_json IS NOT NULL AS json FROM version_fx WHERE version_id = $1', [built.json.id]);
+      expect(rows[0]).to.deep.equal({ packed: true, json: false });
+    });
+
     it('when a superseded version\'s rows are purged before any reporting read, then its reporting series is still the customer-as-unit one (its customers of several currencies are read before they go)', async () => {
       const { key: k } = await svc.tenant();
       const ds = await newDataset(svc, k);
@@ -524,9 +555,44 @@ function convertInProcess(rows: ReferenceRow[], set: ReferenceRates, reporting: 
   const rateTable = { base: set.base, rates: table };
   const out = convert(everyone, rateTable, reporting);
   expect(convert(fromCells, rateTable, reporting)).to.deep.equal(out);
+  // As it is kept (packed) and read back, and as an earlier release kept it (JSON): the same basis, converted the same.
+  for (const kept of [unpackBasis(packBasis(fromCells)), parseBasisJson(JSON.parse(legacyBasisJson(fromCells)) as BasisDoc)]) {
+    expect(contentsOf(kept)).to.deep.equal(contentsOf(fromCells));
+    expect(convert(kept, rateTable, reporting)).to.deep.equal(out);
+  }
   const cohorts = convertCohorts(everyone, rateTable, reporting);
   expect(convertCohorts(fromCells, rateTable, reporting)).to.deep.equal(cohorts);
   return { currency: out.currency, monthly: out.monthly, missingRates: missingRates(out.missing), cohorts: { data: cohorts.data, missingRates: cohorts.missing } };
+}
+
+/** A basis as plain data (its retention records as the builder made them, not their columns). */
+const contentsOf = (b: FxBasis) => {
+  const retention = b.several.mixedRetention;
+  return { ...b, several: { ...b.several, mixedRetention: Array.from({ length: retention.count }, (_, r) => retention.record(r)) } };
+};
+
+/** A basis as releases before BASIS_FORMAT 4 kept it (JSON of format 3, BigInts as decimal strings): what migration 026 leaves in basis_json. */
+function legacyBasisJson(b: FxBasis): string {
+  const vector = (v: Record<string, bigint>) => Object.fromEntries(Object.entries(v).map(([c, x]) => [c, `${x}`]));
+  const { several } = contentsOf(b);
+  return JSON.stringify({
+    format: BASIS_JSON_FORMAT,
+    denominator: `${b.denominator}`,
+    currencies: b.currencies.map((c) => ({
+      currency: c.currency,
+      first: c.first,
+      last: c.last,
+      months: c.months.map((m) => [m.active, `${m.mrr}`, `${m.now}`, `${m.then}`, `${m.min}`, ...MOVEMENTS.flatMap((name) => [m.moves[name].customers, `${m.moves[name].mrr}`]), m.holders]),
+    })),
+    several: {
+      first: several.first,
+      active: several.active,
+      moves: several.moves,
+      mixedChanges: several.mixedChanges.map((x) => [x.month, vector(x.delta), `${x.den}`]),
+      mixedRetention: several.mixedRetention.map((x) => [x.month, vector(x.now), vector(x.then), `${x.den}`, x.until]),
+    },
+    cohorts: b.cohorts.map((c) => [c.cohort, c.active, Object.fromEntries(Object.entries(c.mrr).map(([currency, v]) => [currency, v.map(String)])), c.holders]),
+  });
 }
 
 /** Hand-written rows as the reference takes them. */

@@ -39,7 +39,7 @@ export async function backfillNextVersion(pool: Pool): Promise<{ versionId: stri
 export async function makeNextFxBasis(pool: Pool, skip: readonly string[] = []): Promise<string | undefined> {
   const { rows } = await pool.query<{ version_id: string }>(
     `SELECT f.version_id FROM version_fx f JOIN datasets d ON d.active_version_id = f.version_id
-     WHERE (f.basis IS NULL OR (f.basis->>'format') IS DISTINCT FROM '${BASIS_FORMAT}') AND d.deleted_at IS NULL AND f.version_id <> ALL ($1::text[])
+     WHERE (f.basis IS NULL OR get_byte(f.basis, 0) <> ${BASIS_FORMAT}) AND d.deleted_at IS NULL AND f.version_id <> ALL ($1::text[])
        AND EXISTS (SELECT 1 FROM exchange_rates r WHERE r.account_id = d.account_id AND r.mode = d.mode)
        AND (SELECT count(*) FROM version_series s WHERE s.version_id = f.version_id) > 1
      LIMIT 1`,

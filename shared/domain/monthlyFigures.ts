@@ -12,7 +12,19 @@ import { contractTerm, type ContractTerm, type CustomerMovement } from '../figur
 import { customerMonth, CustomerLinesWriter, discardCustomerLines, moveCode, type MonthlyFigures, monthlyFigures, readCustomerLines, unpackChanges } from '../figures/customerChanges.ts';
 import { formatScaled } from '../figures/exact.ts';
 import { type Client, type Pool, type Queryable, withTransaction } from '../platform/db.ts';
-import { type BasisDoc, basisIsCurrent, basisJson, cellsJson, type ExactStep, type FxBasis, FxBasisBuilder, parseBasis, parseCells } from '../figures/fxBasis.ts';
+import {
+  BASIS_JSON_FORMAT,
+  type BasisDoc,
+  basisIsCurrent,
+  cellsJson,
+  type ExactStep,
+  type FxBasis,
+  FxBasisBuilder,
+  packBasis,
+  parseBasisJson,
+  parseCells,
+  unpackBasis,
+} from '../figures/fxBasis.ts';
 import type { Tenant } from './datasets.ts';
 
 const COPY_ESCAPES: Record<string, string> = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\' };
@@ -56,7 +68,7 @@ export async function storeMonthlyFigures(client: Client, versionId: string, fig
   else await pipeline(readCustomerLines(lines), client.query(copyCustomersIn()));
   // The basis for conversion is made at the first reporting read, or ahead by the backfill job,
   // from these cells. A version's figures computed again (shared/domain/figuresBackfill.ts) replace what it had, its basis too.
-  await client.query('INSERT INTO version_fx (version_id, cells) VALUES ($1, $2) ON CONFLICT (version_id) DO UPDATE SET cells = excluded.cells, basis = NULL', [
+  await client.query('INSERT INTO version_fx (version_id, cells) VALUES ($1, $2) ON CONFLICT (version_id) DO UPDATE SET cells = excluded.cells, basis = NULL, basis_json = NULL', [
     versionId,
     figures.cells,
   ]);
@@ -116,8 +128,39 @@ export async function storeFxBasis(client: Client, versionId: string, bounds: re
 }
 
 async function storeBasis(client: Client, versionId: string, basis: FxBasis): Promise<FxBasis> {
-  await client.query('INSERT INTO version_fx (version_id, basis) VALUES ($1, $2) ON CONFLICT (version_id) DO UPDATE SET basis = excluded.basis', [versionId, basisJson(basis)]);
+  await client.query('INSERT INTO version_fx (version_id, basis) VALUES ($1, $2) ON CONFLICT (version_id) DO UPDATE SET basis = excluded.basis, basis_json = NULL', [
+    versionId,
+    packBasis(basis),
+  ]);
   return basis;
+}
+
+/** What tells a version's row of version_fx (its cells and basis) from any later state of it: its row version (xmin). */
+export async function fxBasisTag(db: Queryable, versionId: string): Promise<string | undefined> {
+  const { rows } = await db.query<{ tag: string }>('SELECT xmin::text AS tag FROM version_fx WHERE version_id = $1', [versionId]);
+  return rows[0]?.tag;
+}
+
+/** Bytes of a packed basis read per statement: as hex text, a whole one at 10M rows (9.7 MB) took some 100 MB of a process' memory in flight. */
+const BASIS_SLICE = 1 << 20;
+
+/** The version's packed basis (read in slices of one snapshot), and whether it has one of the JSON layout instead. */
+async function readPackedBasis(pool: Pool, versionId: string): Promise<{ basis: Buffer | undefined; json: boolean }> {
+  return withTransaction(pool, async (client) => {
+    await client.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+    const { rows } = await client.query<{ bytes: number | null; json: boolean | null }>(
+      `SELECT octet_length(basis) AS bytes, basis_json->>'format' = '${BASIS_JSON_FORMAT}' AS json FROM version_fx WHERE version_id = $1`,
+      [versionId],
+    );
+    const bytes = rows[0]?.bytes ?? null;
+    if (bytes === null) return { basis: undefined, json: rows[0]?.json === true };
+    const basis = Buffer.allocUnsafe(bytes);
+    for (let at = 0; at < bytes; at += BASIS_SLICE) {
+      const slice = await client.query<{ part: Buffer }>('SELECT substring(basis FROM $2 FOR $3) AS part FROM version_fx WHERE version_id = $1', [versionId, at + 1, BASIS_SLICE]);
+      slice.rows[0]!.part.copy(basis, at);
+    }
+    return { basis, json: false };
+  });
 }
 
 /**
@@ -125,8 +168,13 @@ async function storeBasis(client: Client, versionId: string, basis: FxBasis): Pr
  * cells its build kept, or from every customer for a version built before there were any.
  */
 export async function readFxBasis(pool: Pool, versionId: string): Promise<FxBasis> {
-  const { rows } = await pool.query<{ basis: BasisDoc | null }>('SELECT basis FROM version_fx WHERE version_id = $1', [versionId]);
-  if (rows[0]?.basis && basisIsCurrent(rows[0].basis)) return parseBasis(rows[0].basis);
+  const packed = await readPackedBasis(pool, versionId);
+  if (packed.basis && basisIsCurrent(packed.basis)) return unpackBasis(packed.basis);
+  if (packed.json) {
+    // Kept as JSON by an earlier release: packed once, as it is (its customers may be purged).
+    const legacy = await pool.query<{ doc: BasisDoc }>('SELECT basis_json AS doc FROM version_fx WHERE version_id = $1', [versionId]);
+    return withTransaction(pool, (client) => storeBasis(client, versionId, parseBasisJson(legacy.rows[0]!.doc)));
+  }
   // The cells only when the basis is to be made: megabytes at 10M rows (far more when kept exact, before their fixed point).
   const kept = await pool.query<{ cells: string | null }>('SELECT cells FROM version_fx WHERE version_id = $1', [versionId]);
   // Cells kept before they held the cohorts cannot make them: then every customer is read.

@@ -1,19 +1,19 @@
 // A version's figures in one reporting currency (contract, "One reporting currency"): converted at
-// read from the version's basis (fxBasis.ts, made when it was built) with the set of rates in
-// force. The answer is kept per version, set and currency, in the process (a version's figures and
-// a set never change), so that a reading again costs no conversion.
+// read from the version's basis (fxBasis.ts, made ahead after its build, or at the first read) with
+// the set of rates in force, on the process's basis thread (fxBasisMaker.ts). The answer is kept
+// per version, set and currency, in the process (a version's figures and a set never change), so
+// that a reading again costs no conversion, and reads that ask at once share one.
 import { byBytes } from '../figures/book.ts';
 import { formatMonthStart, parseMonth } from '../figures/calendar.ts';
 import { type StoredChange, unpackChanges } from '../figures/customerChanges.ts';
 import type { CustomerMovement } from '../figures/definitions.ts';
 import { lcm, money } from '../figures/exact.ts';
-import { convert, convertCohorts, missingRates, ratesAt, type Reporting, type ReportingCohorts } from '../figures/reporting.ts';
-import type { FxBasis } from '../figures/fxBasis.ts';
+import { missingRates, ratesAt, type Reporting, type ReportingCohorts } from '../figures/reporting.ts';
 import type { Pool } from '../platform/db.ts';
 import { badRequest } from '../platform/problems.ts';
 import type { Tenant } from './datasets.ts';
 import { ratesInForce } from './exchangeRates.ts';
-import { fxBasisApart } from './fxBasisMaker.ts';
+import { convertApart, convertCohortsApart } from './fxBasisMaker.ts';
 
 /** A small cache that forgets the least recently used. */
 class Recent<T> {
@@ -39,9 +39,18 @@ class Recent<T> {
   }
 }
 
-const bases = new Recent<Promise<FxBasis>>(32);
-const answers = new Recent<Reporting>(64);
-const cohortAnswers = new Recent<ReportingCohorts>(16);
+const answers = new Recent<Promise<Reporting>>(64);
+const cohortAnswers = new Recent<Promise<ReportingCohorts>>(16);
+
+/** The answer kept under `key`, or the one `made` now (forgotten if it fails). */
+function kept<T>(cache: Recent<Promise<T>>, key: string, made: () => Promise<T>): Promise<T> {
+  let answer = cache.get(key);
+  if (answer === undefined) {
+    cache.set(key, (answer = made()));
+    answer.catch(() => cache.delete(key));
+  }
+  return answer;
+}
 
 const noRates = () =>
   badRequest('There is no set of exchange rates in force: upload your month-end rates first (POST /v1/exchange-rates).', [
@@ -60,22 +69,11 @@ export async function ratesFor(pool: Pool, tenant: Tenant, currency: string) {
   return set;
 }
 
-/** The version's basis, read (or made) once per process while it is recent. */
-function basisOf(pool: Pool, versionId: string): Promise<FxBasis> {
-  let basis = bases.get(versionId);
-  if (basis === undefined) {
-    bases.set(versionId, (basis = fxBasisApart(pool, versionId)));
-    basis.catch(() => bases.delete(versionId));
-  }
-  return basis;
-}
-
 /** The `reporting` member of the metrics; 400 when no set is in force or it does not know the currency. */
 export async function readReporting(pool: Pool, tenant: Tenant, versionId: string, currency: string, range: { from?: string | undefined; to?: string | undefined }) {
   const set = await ratesFor(pool, tenant, currency);
   const key = `${versionId}:${set.id}:${currency}`;
-  let answer = answers.get(key);
-  if (answer === undefined) answers.set(key, (answer = convert(await basisOf(pool, versionId), set.table, currency)));
+  const answer = await kept(answers, key, () => convertApart(pool, versionId, set.table, currency));
   const shown = answer.monthly.flatMap((m, i) => ((!range.from || m.month >= range.from) && (!range.to || m.month <= range.to) ? [i] : []));
   return {
     currency,
@@ -89,8 +87,7 @@ export async function readReporting(pool: Pool, tenant: Tenant, versionId: strin
 export async function readReportingCohorts(pool: Pool, tenant: Tenant, versionId: string, currency: string) {
   const set = await ratesFor(pool, tenant, currency);
   const key = `${versionId}:${set.id}:${currency}`;
-  let answer = cohortAnswers.get(key);
-  if (answer === undefined) cohortAnswers.set(key, (answer = convertCohorts(await basisOf(pool, versionId), set.table, currency)));
+  const answer = await kept(cohortAnswers, key, () => convertCohortsApart(pool, versionId, set.table, currency));
   return { exchangeRatesId: set.id, data: answer.data, missingRates: answer.missing };
 }
 

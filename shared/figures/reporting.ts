@@ -65,8 +65,14 @@ export function convert(basis: FxBasis, table: RateTable, reporting: string): Re
   const last = Math.max(...basis.currencies.map((c) => c.first + c.months.length - 1));
   const several = basis.several;
   const mixedChanges = groupByMonth(several.mixedChanges);
-  const retentionFrom = groupByMonth(several.mixedRetention);
-  let retentionNow: SeveralCurrencies['mixedRetention'] = []; // the records whose months hold m
+  const retention = several.mixedRetention;
+  const retentionFrom = new Map<number, number[]>();
+  for (let r = 0; r < retention.count; r++) {
+    let starting = retentionFrom.get(retention.month[r]!);
+    if (starting === undefined) retentionFrom.set(retention.month[r]!, (starting = []));
+    starting.push(r);
+  }
+  let retentionNow: number[] = []; // the records whose months hold m
 
   // Whether a currency has MRR at a month end (any customer, told by their count: the sums are rounded).
   const held = (c: CurrencyBasis, m: number) => m >= c.first && m <= last && c.months[m - c.first]!.holders > 0;
@@ -80,7 +86,7 @@ export function convert(basis: FxBasis, table: RateTable, reporting: string): Re
   const missing: MissingRate[][] = [];
   const D = basis.denominator;
   for (let m = first; m <= last; m++) {
-    retentionNow = [...retentionNow.filter((x) => x.until >= m), ...(retentionFrom.get(m) ?? [])];
+    retentionNow = [...retentionNow.filter((r) => retention.until[r]! >= m), ...(retentionFrom.get(m) ?? [])];
     const now = ratesAt(table, reporting, m, basis.currencies.filter((c) => held(c, m) || held(c, m - 1) || held(c, m - 12)).map((c) => c.currency));
     const before = ratesAt(table, reporting, m - 1, basis.currencies.filter((c) => held(c, m - 1)).map((c) => c.currency));
     if ('missing' in now || 'missing' in before) {
@@ -133,11 +139,7 @@ export function convert(basis: FxBasis, table: RateTable, reporting: string): Re
         moves.contraction.mrr -= fixedOf(change, den);
       }
     }
-    for (const x of retentionNow) {
-      const q = atRates(x.now);
-      const then = atRates(x.then);
-      keptMin += fixedOf(q < then ? q : then, x.den);
-    }
+    keptMin += retention.minAt(retentionNow, A);
     const active = activeAt(m);
     const lastActive = activeAt(m - 1);
     const d = D * now.aR;
