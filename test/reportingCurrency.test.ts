@@ -301,6 +301,42 @@ describe('one reporting currency', function () {
       expect(await eventually(() => basisOf(after.json.id), (made) => made === true), 'made after the build').to.equal(true);
     });
 
+    it('when an account converts, then its active versions\' figures are converted ahead to each currency of the set in force, and a first read answers them; a new set gets its own, a superseded version loses its', async () => {
+      const { key: k } = await svc.tenant();
+      const ds = await newDataset(svc, k);
+      const built = await postCsv(svc, k, ds, ANN_AND_BOB);
+      const set: [string, string, string][] = [['2024-01', 'USD', '0.9'], ['2024-02', 'USD', '0.8'], ['2024-03', 'USD', '0.8'], ['2024-04', 'USD', '0.7']];
+      const kept = async (versionId: string) =>
+        (
+          await svc.db.query<{ set: string; currency: string; metrics: string; cohorts: string }>(
+            'SELECT exchange_rates_id AS set, currency, metrics, cohorts FROM version_fx_answers WHERE version_id = $1 ORDER BY exchange_rates_id, currency',
+            [versionId],
+          )
+        ).rows;
+      const first = (await rates(k, 'EUR', set)).json.id as string;
+      const ahead = await eventually(() => kept(built.json.id), (rows) => rows.length === 2);
+      expect(ahead.map((r) => [r.set, r.currency])).to.deep.equal([[first, 'EUR'], [first, 'USD']]);
+      // A new set of the same rates: converted ahead for it, and the first set's answers go.
+      const second = (await rates(k, 'EUR', set)).json.id as string;
+      const again = await eventually(() => kept(built.json.id), (rows) => rows.length === 2 && rows.every((r) => r.set === second));
+      expect(again.map((r) => r.currency)).to.deep.equal(['EUR', 'USD']);
+      // Converted ahead as a read converts: with the EUR answer gone, the read converts it, to the same figures.
+      await svc.db.query('DELETE FROM version_fx_answers WHERE version_id = $1 AND currency = $2', [built.json.id, 'EUR']);
+      const converted = await metrics(k, ds, 'reportingCurrency=EUR');
+      expect(converted.reporting.monthly).to.deep.equal(JSON.parse(again[0]!.metrics).monthly);
+      expect((await svc.request(`/v1/datasets/${ds}/cohorts?reportingCurrency=EUR`, { key: k })).json.data).to.deep.equal(JSON.parse(again[0]!.cohorts).data);
+      // A read of USD answers what was kept (here marked, to be told apart).
+      const marked = JSON.parse(again[1]!.metrics);
+      marked.monthly[0].mrr = '123456.78';
+      await svc.db.query('UPDATE version_fx_answers SET metrics = $2 WHERE version_id = $1 AND currency = $3', [built.json.id, JSON.stringify(marked), 'USD']);
+      expect((await metrics(k, ds, 'reportingCurrency=USD')).reporting.monthly[0].mrr).to.equal('123456.78');
+      // A new version: its figures converted ahead, the superseded one's let go.
+      const next = await postCsv(svc, k, ds, ANN_AND_BOB.replace('300.00,EUR', '600.00,EUR'));
+      expect(next.status, next.text).to.equal(201);
+      expect((await eventually(() => kept(next.json.id), (rows) => rows.length === 2)).map((r) => r.set)).to.deep.equal([second, second]);
+      expect(await eventually(() => kept(built.json.id), (rows) => rows.length === 0)).to.deep.equal([]);
+    });
+
     it('when a version is built, then the cells it keeps for its basis are each at its fixed point already (over FIXED), and its reporting figures are the reference\'s', async () => {
       const { key: k } = await svc.tenant();
       const ds = await newDataset(svc, k);
@@ -323,10 +359,13 @@ describe('one reporting currency', function () {
       const ds = await newDataset(svc, k);
       const built = await postCsv(svc, k, ds, ANN_AND_BOB);
       await rates(k, 'EUR', [['2024-01', 'USD', '0.9'], ['2024-02', 'USD', '0.8']]);
-      // Made ahead by the job once the rates came: made again at the reads below.
+      // Made ahead by the job once the rates came, with the figures converted: made again at the reads below.
       const made = async () => (await svc.db.query('SELECT 1 FROM version_fx WHERE version_id = $1 AND basis IS NOT NULL', [built.json.id])).rows.length;
+      const converted = async () => (await svc.db.query('SELECT 1 FROM version_fx_answers WHERE version_id = $1', [built.json.id])).rows.length;
       await eventually(made, (n) => n === 1);
+      await eventually(converted, (n) => n === 2);
       await svc.db.query('UPDATE version_fx SET basis = NULL WHERE version_id = $1', [built.json.id]);
+      await svc.db.query('DELETE FROM version_fx_answers WHERE version_id = $1', [built.json.id]);
       // The basis is stored with the row locked here: whoever makes it waits on this lock, and can be seen.
       const holder = await svc.db.connect();
       try {

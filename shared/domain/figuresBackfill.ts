@@ -9,6 +9,8 @@ import type { Pool } from '../platform/db.ts';
 import { withTransaction } from '../platform/db.ts';
 import { computeMonthlyFigures, storeMonthlyFigures } from './monthlyFigures.ts';
 import { fxBasisApart } from './fxBasisMaker.ts';
+import { convertAhead } from './fxAnswers.ts';
+import type { Mode } from '../tenancy/apiKeys.ts';
 import { BASIS_FORMAT } from '../figures/fxBasis.ts';
 
 /** Computes the figures of the oldest version still marked; its id, or undefined when none is left. */
@@ -31,23 +33,27 @@ export async function backfillNextVersion(pool: Pool): Promise<{ versionId: stri
 }
 
 /**
- * Makes the basis for a reporting currency (fxBasis.ts) of the next active version of several
- * currencies that has none (or one of an older layout: see basisIsCurrent), for accounts that have
- * uploaded exchange rates: their first reporting read then finds it made. Its id, or undefined
- * when none is left.
+ * Makes ahead, for accounts that have uploaded exchange rates, what a first reporting read of the
+ * next active version of several currencies needs and it lacks: its basis (fxBasis.ts; none, or
+ * one of an older layout: see basisIsCurrent), and its figures converted to each currency of the
+ * set in force (fxAnswers.ts). Its id, or undefined when none is left.
  */
 export async function makeNextFxBasis(pool: Pool, skip: readonly string[] = []): Promise<string | undefined> {
-  const { rows } = await pool.query<{ version_id: string }>(
-    `SELECT f.version_id FROM version_fx f JOIN datasets d ON d.active_version_id = f.version_id
-     WHERE (f.basis IS NULL OR get_byte(f.basis, 0) <> ${BASIS_FORMAT}) AND d.deleted_at IS NULL AND f.version_id <> ALL ($1::text[])
-       AND EXISTS (SELECT 1 FROM exchange_rates r WHERE r.account_id = d.account_id AND r.mode = d.mode)
+  const { rows } = await pool.query<{ version_id: string; account_id: string; mode: Mode }>(
+    `SELECT f.version_id, d.account_id, d.mode FROM version_fx f JOIN datasets d ON d.active_version_id = f.version_id
+     CROSS JOIN LATERAL (SELECT id FROM exchange_rates r WHERE r.account_id = d.account_id AND r.mode = d.mode ORDER BY seq DESC LIMIT 1) newest
+     WHERE d.deleted_at IS NULL AND f.version_id <> ALL ($1::text[])
+       AND (f.basis IS NULL OR get_byte(f.basis, 0) <> ${BASIS_FORMAT}
+            OR NOT EXISTS (SELECT 1 FROM version_fx_answers a WHERE a.version_id = f.version_id AND a.exchange_rates_id = newest.id))
        AND (SELECT count(*) FROM version_series s WHERE s.version_id = f.version_id) > 1
      LIMIT 1`,
     [skip],
   );
-  const versionId = rows[0]?.version_id;
-  if (versionId !== undefined) await fxBasisApart(pool, versionId);
-  return versionId;
+  const next = rows[0];
+  if (next === undefined) return undefined;
+  await fxBasisApart(pool, next.version_id);
+  await convertAhead(pool, { accountId: next.account_id, mode: next.mode }, next.version_id);
+  return next.version_id;
 }
 
 /** Whether an account converts to a reporting currency (has uploaded rates in the mode): then its builds make their basis ahead. */

@@ -1,8 +1,9 @@
 // A version's figures in one reporting currency (contract, "One reporting currency"): converted at
 // read from the version's basis (fxBasis.ts, made ahead after its build, or at the first read) with
-// the set of rates in force, on the process's basis thread (fxBasisMaker.ts). The answer is kept
-// per version, set and currency, in the process (a version's figures and a set never change), so
-// that a reading again costs no conversion, and reads that ask at once share one.
+// the set of rates in force, on the process's basis thread (fxBasisMaker.ts), unless the worker
+// converted them ahead for that set (fxAnswers.ts). The answer is kept per version, set and
+// currency, in the process (a version's figures and a set never change), so that a reading again
+// costs no conversion, and reads that ask at once share one.
 import { byBytes } from '../figures/book.ts';
 import { formatMonthStart, parseMonth } from '../figures/calendar.ts';
 import { type StoredChange, unpackChanges } from '../figures/customerChanges.ts';
@@ -14,6 +15,7 @@ import { badRequest } from '../platform/problems.ts';
 import type { Tenant } from './datasets.ts';
 import { ratesInForce } from './exchangeRates.ts';
 import { convertApart, convertCohortsApart } from './fxBasisMaker.ts';
+import { keptAnswer } from './fxAnswers.ts';
 
 /** A small cache that forgets the least recently used. */
 class Recent<T> {
@@ -73,7 +75,7 @@ export async function ratesFor(pool: Pool, tenant: Tenant, currency: string) {
 export async function readReporting(pool: Pool, tenant: Tenant, versionId: string, currency: string, range: { from?: string | undefined; to?: string | undefined }) {
   const set = await ratesFor(pool, tenant, currency);
   const key = `${versionId}:${set.id}:${currency}`;
-  const answer = await kept(answers, key, () => convertApart(pool, versionId, set.table, currency));
+  const answer = await kept(answers, key, async () => (await keptAnswer(pool, 'metrics', versionId, set.id, currency)) ?? convertApart(pool, versionId, set.table, currency));
   const shown = answer.monthly.flatMap((m, i) => ((!range.from || m.month >= range.from) && (!range.to || m.month <= range.to) ? [i] : []));
   return {
     currency,
@@ -87,7 +89,7 @@ export async function readReporting(pool: Pool, tenant: Tenant, versionId: strin
 export async function readReportingCohorts(pool: Pool, tenant: Tenant, versionId: string, currency: string) {
   const set = await ratesFor(pool, tenant, currency);
   const key = `${versionId}:${set.id}:${currency}`;
-  const answer = await kept(cohortAnswers, key, () => convertCohortsApart(pool, versionId, set.table, currency));
+  const answer = await kept(cohortAnswers, key, async () => (await keptAnswer(pool, 'cohorts', versionId, set.id, currency)) ?? convertCohortsApart(pool, versionId, set.table, currency));
   return { exchangeRatesId: set.id, data: answer.data, missingRates: answer.missing };
 }
 

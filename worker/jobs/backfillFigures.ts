@@ -1,8 +1,11 @@
 // At the worker's start, every ten minutes, and after a build of an account that converts to a
 // reporting currency: the monthly figures of versions from before they existed
 // (shared/domain/figuresBackfill.ts), one version after another until none is left; then the
-// bases for conversion its active versions of several currencies lack.
+// bases for conversion its active versions of several currencies lack, and their figures converted
+// to each currency of the set of rates in force (shared/domain/fxAnswers.ts); then it lets go of
+// the converted figures of versions no longer active.
 import { backfillNextVersion, makeNextFxBasis } from '../../shared/domain/figuresBackfill.ts';
+import { dropInactiveAnswers } from '../../shared/domain/fxAnswers.ts';
 import type { Pool } from '../../shared/platform/db.ts';
 import type { Logger } from '../../shared/platform/log.ts';
 
@@ -20,9 +23,13 @@ export function backfillFigures(pool: Pool, log: Logger) {
     for (;;) {
       const started = performance.now();
       const versionId = await makeNextFxBasis(pool, made);
-      if (versionId === undefined) return { versions, bases: made.length };
+      if (versionId === undefined) {
+        const dropped = await dropInactiveAnswers(pool);
+        if (dropped > 0) log.info({ answers: dropped }, 'converted figures of versions no longer active dropped');
+        return { versions, bases: made.length };
+      }
       made.push(versionId);
-      log.info({ versionId, ms: Math.round(performance.now() - started) }, 'basis for a reporting currency made ahead');
+      log.info({ versionId, ms: Math.round(performance.now() - started) }, 'basis for a reporting currency and converted figures made ahead');
     }
   };
 }
