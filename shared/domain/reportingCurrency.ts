@@ -103,7 +103,7 @@ export type ReportingCustomerMonth = {
   movement: CustomerMovement | null;
 };
 
-/** Lines read per currency per query while a page fills. */
+/** Lines read per currency per query while a page fills, after the first query (a page and one more). */
 const SCAN_LINES = 500;
 
 type Line = { customer: string; currency: string; first_month: number; changes: Buffer };
@@ -150,19 +150,22 @@ export async function readReportingCustomerMonths(
 
   const data: ReportingCustomerMonth[] = [];
   let after = query.after;
+  // A page's worth and one more per currency at first (most customers hold one currency, most hold MRR in the month); more as pages come short.
+  let scan = Math.min(SCAN_LINES, query.limit + 1);
   for (;;) {
     // Each currency's next lines in customer order; a customer is whole up to the first currency that filled its batch.
     const { rows } = await pool.query<Line>(
-      `SELECT x.* FROM unnest($2::text[]) AS cur(c) CROSS JOIN LATERAL (
+      // char(3), as the column: compared as text, the primary key went unused (a whole scan of the version's customers per currency: 0.7 s a page at 10M rows).
+      `SELECT x.* FROM unnest($2::char(3)[]) AS cur(c) CROSS JOIN LATERAL (
          SELECT customer, currency::text AS currency, first_month, changes FROM version_customers
          WHERE version_id = $1 AND currency = cur.c AND first_month <= $3 AND last_month >= $3 AND ($4::text IS NULL OR customer > $4::text COLLATE "C")
-         ORDER BY customer LIMIT ${SCAN_LINES}) x`,
-      [versionId, covering, month, after ?? null],
+         ORDER BY customer LIMIT $5) x`,
+      [versionId, covering, month, after ?? null, scan],
     );
     let horizon: string | undefined;
     for (const c of covering) {
       const of = rows.filter((r) => r.currency === c);
-      if (of.length === SCAN_LINES && (horizon === undefined || byBytes(of.at(-1)!.customer, horizon) < 0)) horizon = of.at(-1)!.customer;
+      if (of.length === scan && (horizon === undefined || byBytes(of.at(-1)!.customer, horizon) < 0)) horizon = of.at(-1)!.customer;
     }
     const byCustomer = new Map<string, Line[]>();
     for (const r of rows) {
@@ -185,7 +188,7 @@ export async function readReportingCustomerMonths(
     const returning = new Set<string>();
     if (maybeNew.length > 0) {
       const { rows: before } = await pool.query<{ customer: string }>(
-        'SELECT DISTINCT customer FROM version_customers WHERE version_id = $1 AND currency = ANY ($2::text[]) AND customer = ANY ($3::text[]) AND first_month < $4',
+        'SELECT DISTINCT customer FROM version_customers WHERE version_id = $1 AND currency = ANY ($2::char(3)[]) AND customer = ANY ($3::text[]) AND first_month < $4',
         [versionId, all, maybeNew, month],
       );
       for (const r of before) returning.add(r.customer);
@@ -219,5 +222,6 @@ export async function readReportingCustomerMonths(
     }
     if (horizon === undefined) return { exchangeRatesId: set.id, missingRates, data, next: undefined };
     after = horizon;
+    scan = SCAN_LINES;
   }
 }
