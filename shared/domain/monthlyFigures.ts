@@ -298,7 +298,7 @@ export async function readCustomerMonths(
     const { rows } = await db.query<{ currency: string; customer: string; first_month: number; changes: Buffer }>(
       `SELECT c.currency::text AS currency, c.customer, c.first_month, c.changes
        FROM version_customers c JOIN version_series s ON s.version_id = c.version_id AND s.currency = c.currency
-       WHERE c.version_id = $1 AND ($2::text IS NULL OR c.currency = $2)
+       WHERE c.version_id = $1 AND ($2::char(3) IS NULL OR c.currency = $2::char(3))
          AND c.first_month <= $3 AND c.last_month >= $3 AND s.first_month <= $3 AND s.last_month >= $3
          AND ($4::text IS NULL OR (c.currency, c.customer) > ($4::char(3), $5::text COLLATE "C"))
          AND ($6::int IS NULL OR $6 = ANY (c.moves))
