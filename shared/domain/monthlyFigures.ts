@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { StringDecoder } from 'node:string_decoder';
 import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import { type CohortFigures, type ExactCells, MetricsBook } from '../figures/book.ts';
-import { formatMonth, parseMonth } from '../figures/calendar.ts';
+import { formatMonth, formatMonthStart, parseMonth } from '../figures/calendar.ts';
 import { contractTerm, type ContractTerm, type CustomerMovement } from '../figures/definitions.ts';
 import { customerMonth, CustomerLinesWriter, discardCustomerLines, moveCode, type MonthlyFigures, monthlyFigures, readCustomerLines, unpackChanges } from '../figures/customerChanges.ts';
 import { formatScaled } from '../figures/exact.ts';
@@ -300,18 +300,30 @@ export async function readCustomerMonths(
     [versionId, month],
   );
   const covering = series.map((s) => s.currency);
-  let after = query.after;
-  for (;;) {
-    // Currencies as char(3), as the column (compared as text, the primary key went unused); a movement through its index (sql/028).
-    const { rows } = await db.query<{ currency: string; customer: string; first_month: number; changes: Buffer }>(
-      `SELECT c.currency::text AS currency, c.customer, c.first_month, c.changes
+  // Few customers of the month (near either end of the series): all of them from the month
+  // indexes, sorted. Else the version's customers in order until a page is found: walking in
+  // order reads about SCAN_ROWS × customers ÷ held rows, so the month's are taken apart when
+  // there are fewer than √(SCAN_ROWS × customers) of them (10M rows: the last month 179 -> 10 ms).
+  const { rows: counts } = await db.query<{ customers: number | null; held: number | null }>(
+    `SELECT (SELECT sum((c->>'customers')::int) FROM json_array_elements(r.currencies) c)::int AS customers,
+            (SELECT sum((m.figures->>'activeCustomers')::int) FROM version_months m WHERE m.version_id = $1 AND m.month = $2::date)::int AS held
+     FROM version_reads r WHERE r.version_id = $1`,
+    [versionId, formatMonthStart(month)],
+  );
+  const { customers, held } = counts[0] ?? { customers: null, held: null };
+  const apart = customers !== null && held !== null && held * held < SCAN_ROWS * customers;
+  // Currencies as char(3), as the column (compared as text, the primary key went unused); a movement through its index (sql/028).
+  const matching = `SELECT c.currency::text AS currency, c.customer, c.first_month, c.changes
        FROM version_customers c
        WHERE c.version_id = $1 AND ($2::char(3) IS NULL OR c.currency = $2::char(3)) AND c.currency = ANY ($7::char(3)[])
          AND c.first_month <= $3 AND c.last_month >= $3
          AND ($4::text IS NULL OR (c.currency, c.customer) > ($4::char(3), $5::text COLLATE "C"))
-         AND ($6::int IS NULL OR c.moves @> ARRAY[$6::int])
-       ORDER BY c.currency, c.customer
-       LIMIT ${SCAN_ROWS}`,
+         AND ($6::int IS NULL OR c.moves @> ARRAY[$6::int])`;
+  let after = query.after;
+  for (;;) {
+    const { rows } = await db.query<{ currency: string; customer: string; first_month: number; changes: Buffer }>(
+      // OFFSET 0: planned whole, apart from the order and the page, so that the month indexes find them.
+      `${apart ? `SELECT * FROM (${matching} OFFSET 0) c` : matching} ORDER BY c.currency, c.customer LIMIT ${SCAN_ROWS}`,
       [versionId, query.currency ?? null, month, after?.currency ?? null, after?.customer ?? null, movedThen, covering],
     );
     for (const row of rows) {
