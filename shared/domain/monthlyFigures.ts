@@ -300,15 +300,17 @@ export async function readCustomerMonths(
     [versionId, month],
   );
   const covering = series.map((s) => s.currency);
-  // Few customers of the month (near either end of the series): all of them from the month
-  // indexes, sorted. Else the version's customers in order until a page is found: walking in
+  // Few customers of the month (near either end of the series, or of one movement): all of them
+  // from the month indexes (or the movements'), sorted. Else the version's customers in order until a page is found: walking in
   // order reads about SCAN_ROWS × customers ÷ held rows, so the month's are taken apart when
   // there are fewer than √(SCAN_ROWS × customers) of them (10M rows: the last month 179 -> 10 ms).
+  // With a movement, the month's customers of that movement (their index finds them: sql/028).
   const { rows: counts } = await db.query<{ customers: number | null; held: number | null }>(
     `SELECT (SELECT sum((c->>'customers')::int) FROM json_array_elements(r.currencies) c)::int AS customers,
-            (SELECT sum((m.figures->>'activeCustomers')::int) FROM version_months m WHERE m.version_id = $1 AND m.month = $2::date)::int AS held
+            (SELECT sum(CASE WHEN $3::text IS NULL THEN (m.figures->>'activeCustomers')::int ELSE (m.figures->'movements'->$3::text->>'customers')::int END)
+             FROM version_months m WHERE m.version_id = $1 AND m.month = $2::date)::int AS held
      FROM version_reads r WHERE r.version_id = $1`,
-    [versionId, formatMonthStart(month)],
+    [versionId, formatMonthStart(month), movedThen === null ? null : query.movement],
   );
   const { customers, held } = counts[0] ?? { customers: null, held: null };
   const apart = customers !== null && held !== null && held * held < SCAN_ROWS * customers;
