@@ -59,6 +59,7 @@ class BasisThread {
   }
 
   private spawn(): Worker {
+    // A small young generation: a 10M-row first read peaked 23 MiB lower (173 against 196) for ~10% of its time.
     const worker = new Worker(ENTRY, { workerData: { databaseUrl: this.databaseUrl }, resourceLimits: { maxYoungGenerationSizeMb: 4 } });
     // An idle thread, or one whose answer nobody awaits any more, keeps no process up.
     worker.unref();

@@ -1,7 +1,8 @@
 // The thread on which a process reads or makes versions' bases for conversion to a reporting
-// currency, and converts with them (fxBasisMaker.ts): one request at a time, each basis in a transaction of its own, on a
-// connection of its own. The basis read last is kept while the thread lives and its row is
-// unchanged, for the next currency or set of rates asked of the same version.
+// currency, and converts with them (fxBasisMaker.ts): one request at a time, each basis in a
+// transaction of its own, on a connection of its own. The basis read last is kept while the
+// thread lives and its row is unchanged, for the next currency or set of rates asked of the same
+// version.
 import { parentPort, workerData } from 'node:worker_threads';
 import type { FxBasis } from '../figures/fxBasis.ts';
 import { convert, convertCohorts, type RateTable, type Reporting, type ReportingCohorts } from '../figures/reporting.ts';
