@@ -293,26 +293,22 @@ export async function readCustomerMonths(
   // A movement other than retained is a change in that month: SQL finds the customers who have it.
   const movedThen = query.movement && query.movement !== 'retained' ? moveCode(month, query.movement) : null;
   const data: CustomerMonth[] = [];
-  // The currencies whose series hold the month: found first, as joined their few rows were taken
-  // to filter most customers out, and PostgreSQL sorted tens of thousands where a page was wanted.
-  const { rows: series } = await db.query<{ currency: string }>(
-    'SELECT currency::text AS currency FROM version_series WHERE version_id = $1 AND first_month <= $2 AND last_month >= $2',
-    [versionId, month],
-  );
-  const covering = series.map((s) => s.currency);
-  // Few customers of the month (near either end of the series, or of one movement): all of them
-  // from the month indexes (or the movements'), sorted. Else the version's customers in order until a page is found: walking in
-  // order reads about SCAN_ROWS × customers ÷ held rows, so the month's are taken apart when
-  // there are fewer than √(SCAN_ROWS × customers) of them (10M rows: the last month 179 -> 10 ms).
-  // With a movement, the month's customers of that movement (their index finds them: sql/028).
-  const { rows: counts } = await db.query<{ customers: number | null; held: number | null }>(
-    `SELECT (SELECT sum((c->>'customers')::int) FROM json_array_elements(r.currencies) c)::int AS customers,
+  // In one round trip: the currencies whose series hold the month (found first: joined, their few
+  // rows were taken to filter most customers out, and PostgreSQL sorted tens of thousands where a
+  // page was wanted); the version's customers; and those the month holds (with a movement, those
+  // of that movement: their index finds them, sql/028). Few of them (near either end of the
+  // series, or of one movement): all are taken from the month's or the movements' indexes and
+  // sorted. Else the version's customers are walked in order until a page is found, which reads
+  // about SCAN_ROWS × customers ÷ held rows: so they are taken apart when fewer than
+  // √(SCAN_ROWS × customers) (10M rows: the last month 179 -> 10 ms).
+  const { rows: shape } = await db.query<{ covering: string[]; customers: number | null; held: number | null }>(
+    `SELECT ARRAY(SELECT currency::text FROM version_series WHERE version_id = $1 AND first_month <= $4 AND last_month >= $4) AS covering,
+            (SELECT sum((c->>'customers')::int) FROM version_reads r, json_array_elements(r.currencies) c WHERE r.version_id = $1)::int AS customers,
             (SELECT sum(CASE WHEN $3::text IS NULL THEN (m.figures->>'activeCustomers')::int ELSE (m.figures->'movements'->$3::text->>'customers')::int END)
-             FROM version_months m WHERE m.version_id = $1 AND m.month = $2::date)::int AS held
-     FROM version_reads r WHERE r.version_id = $1`,
-    [versionId, formatMonthStart(month), movedThen === null ? null : query.movement],
+             FROM version_months m WHERE m.version_id = $1 AND m.month = $2::date)::int AS held`,
+    [versionId, formatMonthStart(month), movedThen === null ? null : query.movement, month],
   );
-  const { customers, held } = counts[0] ?? { customers: null, held: null };
+  const { covering, customers, held } = shape[0]!;
   const apart = customers !== null && held !== null && held * held < SCAN_ROWS * customers;
   // Currencies as char(3), as the column (compared as text, the primary key went unused); a movement through its index (sql/028).
   const matching = `SELECT c.currency::text AS currency, c.customer, c.first_month, c.changes

@@ -9,6 +9,10 @@ const LIMB = 2 ** 32;
 /** A 32-bit limb's place. */
 const LIMB_PLACE = Array.from({ length: 64 }, (_, k) => 2 ** (32 * k));
 
+/** A signed number as a non-negative one (0, -1, 1, -2, … as 0, 1, 2, 3, …), and back. */
+const zigzag = (v: number): number => (v < 0 ? -2 * v - 1 : 2 * v);
+const unzigzag = (z: number): number => (z % 2 === 0 ? z / 2 : -(z + 1) / 2);
+
 export class PackWriter {
   private bytes = new Uint8Array(1 << 16);
   private at = 0;
@@ -38,7 +42,7 @@ export class PackWriter {
   /** A safe integer (a count, a month, a customer count). */
   int(v: number): void {
     if (!Number.isSafeInteger(v) || Math.abs(v) >= 2 ** 52) throw new RangeError(`not a packable integer: ${v}`);
-    this.varint(v < 0 ? -2 * v - 1 : 2 * v);
+    this.varint(zigzag(v));
   }
 
   ints(list: readonly number[]): void {
@@ -49,7 +53,7 @@ export class PackWriter {
   big(v: bigint): void {
     if (v > -TWO_50 && v < TWO_50) {
       const n = Number(v);
-      this.varint(2 * (n < 0 ? -2 * n - 1 : 2 * n));
+      this.varint(2 * zigzag(n));
       return;
     }
     const negative = v < 0n;
@@ -104,8 +108,7 @@ export class PackReader {
   }
 
   int(): number {
-    const z = this.varint();
-    return z % 2 === 0 ? z / 2 : -(z + 1) / 2;
+    return unzigzag(this.varint());
   }
 
   ints(): number[] {
@@ -116,10 +119,7 @@ export class PackReader {
 
   big(): bigint {
     const head = this.varint();
-    if (head % 2 === 0) {
-      const z = head / 2;
-      return BigInt(z % 2 === 0 ? z / 2 : -(z + 1) / 2);
-    }
+    if (head % 2 === 0) return BigInt(unzigzag(head / 2));
     const length = Math.floor(head / 4);
     if (this.at + length > this.bytes.length) throw new RangeError('packed figures end early');
     const magnitude = BigInt(`0x${this.bytes.toString('hex', this.at, this.at + length)}`);
@@ -135,18 +135,11 @@ export class PackReader {
   magnitudesInto(n: number, width: number, limbs: Uint32Array, approx: Float64Array): void {
     if (width > LIMB_PLACE.length) throw new RangeError('magnitudes too wide');
     const bytes = this.bytes;
-    let at = this.at;
     for (let i = 0; i < n; i++) {
       // The head's low bits are its first byte's: bit 0 tells a small value (0) from a long one, bit 1 the sign.
-      const tag = bytes[at]! & 3;
-      let head = 0;
-      let scale = 1;
-      let b: number;
-      do {
-        b = bytes[at++]!;
-        head += (b & 0x7f) * scale;
-        scale *= 0x80;
-      } while (b >= 0x80);
+      const tag = bytes[this.at]! & 3;
+      const head = this.varint();
+      const at = this.at;
       const base = i * width;
       if ((tag & 1) === 0) {
         const v = (head - tag) / 4;
@@ -170,11 +163,9 @@ export class PackReader {
         x += limb * LIMB_PLACE[k]!;
         end = from;
       }
-      at += length;
+      this.at += length;
       approx[i] = x;
     }
-    if (at > bytes.length) throw new RangeError('packed figures end early');
-    this.at = at;
   }
 
   bigs(): bigint[] {
