@@ -7,7 +7,7 @@
 // summed up once at the end. Exact throughout (exact.ts); rounded only in the documents it makes.
 import { formatMonth } from './calendar.ts';
 import { type ContractTerm, MAX_MONTHS, type Movement, MOVEMENTS } from './definitions.ts';
-import { CommonDenominator, ExactSum, type Fraction, money, Q, ratio, type Term } from './exact.ts';
+import { CommonDenominator, ExactSum, type Fraction, lcm, money, Q, ratio, type Term } from './exact.ts';
 import { MonthTable } from './monthTable.ts';
 
 /**
@@ -27,6 +27,10 @@ type Step = Value & CustomerChange;
 const NONE: readonly number[] = [];
 /** Events of one customer are numbered below this (2^26), inside the key that sorts them by month. */
 const EVENT_KEY = 67_108_864;
+/** A customer of at most 2^15 events over fewer than 2^16 months has 32-bit keys instead (eventOrder). */
+const SMALL_EVENT_BITS = 15;
+const SMALL_EVENTS = (1 << SMALL_EVENT_BITS) - 1;
+const SMALL_MONTHS = 1 << 16;
 const ZERO_VALUE: Value = { q: 0, slow: NONE };
 
 /** One month of a currency, as the metrics document shows it. */
@@ -117,6 +121,8 @@ export class MetricsBook {
   private readonly currencies = new Map<string, CurrencyBook>();
   /** Scratch space for a customer's terms and events (valid during one addCustomer): the events sorted, and which terms are summed apart. */
   private keys = new Float64Array(64);
+  private smallKeys = new Int32Array(64);
+  private order = new Int32Array(64);
   private slowTerms = new Uint8Array(64);
   private readonly terms: Term[] = [];
   private readonly events: number[] = [];
@@ -138,10 +144,12 @@ export class MetricsBook {
     terms.length = 0;
     events.length = 0;
     let fastTotal = 0;
+    let minMonth = Infinity;
+    let maxMonth = -Infinity;
     for (const c of contracts) {
       if (c.lastMonth < c.firstMonth) continue; // holds no month end
-      if (c.firstMonth < cur.first) cur.first = c.firstMonth;
-      if (c.lastMonth > cur.lastActive) cur.lastActive = c.lastMonth;
+      if (c.firstMonth < minMonth) minMonth = c.firstMonth;
+      if (c.lastMonth > maxMonth) maxMonth = c.lastMonth;
       cur.months.add(c.firstMonth, CONTRACTS, 1);
       cur.months.add(c.lastMonth + 1, CONTRACTS, -1);
       events.push(c.firstMonth, terms.length, c.lastMonth + 1, ~terms.length);
@@ -149,6 +157,8 @@ export class MetricsBook {
       terms.push(c.value);
     }
     if (terms.length === 0) return [];
+    if (minMonth < cur.first) cur.first = minMonth;
+    if (maxMonth > cur.lastActive) cur.lastActive = maxMonth;
     // A term is summed as a Number when it is one over Q and all of them together stay within
     // 2^52 (then every partial sum and difference is exact); any other is kept apart, exact.
     const allSlow = fastTotal > 2 ** 52;
@@ -156,22 +166,18 @@ export class MetricsBook {
     const isSlow = this.slowTerms;
     for (let k = 0; k < terms.length; k++) isSlow[k] = allSlow || terms[k]!.fast !== terms[k]!.fast ? 1 : 0;
 
-    // Walk the months where a contract starts or stops, in order: each event's month and number
-    // in one key (month × 2^26 + event), sorted as numbers (in a scratch array kept for the next).
+    // Walk the months where a contract starts or stops, in order.
     const n = events.length / 2;
-    if (this.keys.length < n) this.keys = new Float64Array(Math.max(n, 2 * this.keys.length));
-    const keys = this.keys.subarray(0, n);
-    for (let e = 0; e < n; e++) keys[e] = events[2 * e]! * EVENT_KEY + e;
-    keys.sort();
+    const order = this.eventOrder(n, minMonth, maxMonth + 1);
     const steps: Step[] = [];
     let value: Value = ZERO_VALUE;
     let q = 0;
     let slow = NONE;
     let active = 0;
     for (let i = 0; i < n; ) {
-      const month = events[2 * (keys[i]! % EVENT_KEY)]!;
+      const month = events[2 * order[i]!]!;
       for (; i < n; i++) {
-        const e = keys[i]! % EVENT_KEY;
+        const e = order[i]!;
         if (events[2 * e] !== month) break;
         const c = events[2 * e + 1]!;
         const k = c >= 0 ? c : ~c;
@@ -199,6 +205,34 @@ export class MetricsBook {
     this.recordRetention(cur, terms, steps);
     for (const step of steps) if (step.slow.length > 0) exactChange(step, terms);
     return steps;
+  }
+
+  /**
+   * The customer's `n` events (in this.events, their months from `first` to `last`) in month
+   * order, as their numbers (in a scratch array kept for the next customer). Each event's month and
+   * number go in one key that sorts as a number: 32-bit (month from the first × 2^15 + event) for
+   * all but the rare customer of more events or months, whose keys are doubles (month × 2^26 + event).
+   */
+  private eventOrder(n: number, first: number, last: number): Int32Array {
+    const events = this.events;
+    if (this.order.length < n) {
+      this.order = new Int32Array(Math.max(n, 2 * this.order.length));
+      this.smallKeys = new Int32Array(this.order.length);
+    }
+    const order = this.order;
+    if (n <= SMALL_EVENTS && last - first < SMALL_MONTHS) {
+      const keys = this.smallKeys.subarray(0, n);
+      for (let e = 0; e < n; e++) keys[e] = ((events[2 * e]! - first) << SMALL_EVENT_BITS) | e;
+      keys.sort();
+      for (let i = 0; i < n; i++) order[i] = keys[i]! & SMALL_EVENTS;
+      return order;
+    }
+    if (this.keys.length < n) this.keys = new Float64Array(Math.max(n, 2 * this.keys.length));
+    const keys = this.keys.subarray(0, n);
+    for (let e = 0; e < n; e++) keys[e] = events[2 * e]! * EVENT_KEY + e;
+    keys.sort();
+    for (let i = 0; i < n; i++) order[i] = keys[i]! % EVENT_KEY;
+    return order;
   }
 
   private recordChange(cur: CurrencyBook, terms: Term[], p: Value, n: Step): void {
@@ -477,11 +511,35 @@ function addDifference(table: MonthTable, month: number, column: number, terms: 
   }
 }
 
-/** A change's MRR as one exact fraction, when it has terms apart. */
+/** lcm(Q, d) by d: the denominators of day counts (16 × days) are few, and met again and again. */
+const lcmWithQ = new Map<bigint, bigint>();
+
+/**
+ * A change's MRR as one exact fraction, when it has terms apart: over the least common
+ * denominator of Q and the terms' own (as ExactSum.fraction makes it), not reduced.
+ */
 function exactChange(s: Step, terms: Term[]): void {
-  const f = exactOf(s, terms).fraction();
-  s.mrr = f.n;
-  s.den = f.d;
+  let d = Q;
+  for (const k of s.slow) {
+    const t = terms[k]!;
+    if (t.fast === t.fast || t.den === Q || d % t.den === 0n) continue;
+    if (d === Q) {
+      let m = lcmWithQ.get(t.den);
+      if (m === undefined) {
+        m = lcm(Q, t.den);
+        if (lcmWithQ.size < 100_000) lcmWithQ.set(t.den, m);
+      }
+      d = m;
+    } else d = lcm(d, t.den);
+  }
+  const overQ = d / Q;
+  let n = BigInt(s.q) * overQ;
+  for (const k of s.slow) {
+    const t = terms[k]!;
+    n += t.fast === t.fast ? BigInt(t.fast) * overQ : t.den === Q ? t.num * overQ : t.num * (d / t.den);
+  }
+  s.mrr = n;
+  s.den = d;
 }
 
 

@@ -44,32 +44,62 @@ function cents(c: CustomerChange): number | bigint {
 
 export const changeCents = (c: CustomerChange): bigint => BigInt(cents(c));
 
+const MOVEMENT_INDEX = Object.fromEntries(MOVEMENTS.map((m, i) => [m, i])) as Record<Movement, number>;
+
 /** A change's month and movement as one integer (version_customers.moves). */
-export const moveCode = (month: number, movement: Movement): number => month * 8 + MOVEMENTS.indexOf(movement);
+export const moveCode = (month: number, movement: Movement): number => month * 8 + MOVEMENT_INDEX[movement];
+
+/** Where packChanges writes (grown as needed, kept for the next customer). */
+let packed = new Uint8Array(1024);
+let packedAt = 0;
+
+/** Appends v ≥ 0 as a varint (7 bits a byte, least significant first). */
+function varint(v: number | bigint): void {
+  if (typeof v === 'bigint') {
+    if (v <= BigInt(Number.MAX_SAFE_INTEGER)) return varint(Number(v));
+    // Seven bytes of 7 bits at a time from the BigInt, each group's bytes from a Number.
+    let b = v;
+    while (b > BigInt(Number.MAX_SAFE_INTEGER)) {
+      if (packedAt + 7 > packed.length) grow(7);
+      let low = Number(b & LOW_49);
+      for (let i = 0; i < 7; i++) {
+        packed[packedAt++] = (low & 0x7f) | 0x80;
+        low = Math.floor(low / 0x80);
+      }
+      b >>= 49n;
+    }
+    return varint(Number(b));
+  }
+  if (packedAt + 8 > packed.length) grow(8);
+  // Divisions by 2^7 and floors are exact in doubles, and far cheaper than a remainder of one.
+  while (v >= 0x80) {
+    const next = Math.floor(v / 0x80);
+    packed[packedAt++] = (v - next * 0x80) | 0x80;
+    v = next;
+  }
+  packed[packedAt++] = v;
+}
+
+const LOW_49 = (1n << 49n) - 1n;
+
+function grow(room: number): void {
+  const more = new Uint8Array(Math.max(2 * packed.length, packedAt + room));
+  more.set(packed.subarray(0, packedAt));
+  packed = more;
+}
 
 /** Packs a customer's changes (at least one, in month order). */
 export function packChanges(changes: readonly CustomerChange[]): Buffer {
-  const bytes: number[] = [];
-  const varint = (v: number | bigint) => {
-    if (typeof v === 'number' && v <= Number.MAX_SAFE_INTEGER) {
-      while (v >= 0x80) {
-        bytes.push((v % 0x80) | 0x80);
-        v = Math.floor(v / 0x80);
-      }
-      bytes.push(v);
-      return;
-    }
-    let b = BigInt(v);
-    while (b >= 0x80n) {
-      bytes.push(Number(b & 0x7fn) | 0x80);
-      b >>= 7n;
-    }
-    bytes.push(Number(b));
-  };
-  bytes.push(EXACT);
+  return Buffer.from(packInto(changes));
+}
+
+/** Packs a customer's changes as packChanges does, into bytes valid until the next call. */
+function packInto(changes: readonly CustomerChange[]): Uint8Array {
+  packedAt = 0;
+  packed[packedAt++] = EXACT;
   let month = changes[0]!.month;
   for (const c of changes) {
-    varint((c.month - month) * 8 + MOVEMENTS.indexOf(c.movement));
+    varint((c.month - month) * 8 + MOVEMENT_INDEX[c.movement]);
     // The numerator, doubled; odd when a denominator other than Q follows it.
     if (c.den === Q) varint(typeof c.mrr === 'number' ? 2 * c.mrr : 2n * c.mrr);
     else {
@@ -78,7 +108,7 @@ export function packChanges(changes: readonly CustomerChange[]): Buffer {
     }
     month = c.month;
   }
-  return Buffer.from(bytes);
+  return packed.subarray(0, packedAt);
 }
 
 /** The changes packed by packChanges, the first at `firstMonth`. */
@@ -202,9 +232,9 @@ export class CustomerLinesWriter {
     this.at += 8;
   }
 
-  /** A customer's changes in a currency (at least one). */
-  add(currency: string, customer: string, changes: readonly CustomerChange[]): void {
-    const packed = packChanges(changes);
+  /** A customer's changes in a currency (at least one); the customer's name as a string or as its UTF-8 bytes. */
+  add(currency: string, customer: string | Uint8Array, changes: readonly CustomerChange[]): void {
+    const packed = packInto(changes);
     // At most: the field count, seven lengths, the version id, the currency and the name as UTF-8
     // (3 bytes a UTF-16 unit), two months, the packed bytes, and the array's header and elements.
     const most = 2 + 4 * FIELDS + this.versionId.length + 3 * (currency.length + customer.length) + 8 + packed.length + 20 + 8 * changes.length;
@@ -220,7 +250,8 @@ export class CustomerLinesWriter {
     at = b.writeInt32BE(4, at);
     at = b.writeInt32BE(changes.at(-1)!.month, at);
     at = b.writeInt32BE(packed.length, at);
-    at += packed.copy(b, at);
+    b.set(packed, at);
+    at += packed.length;
     // int4[]: one dimension, no nulls, its length and lower bound 1, then each element.
     at = b.writeInt32BE(20 + 8 * changes.length, at);
     at = b.writeInt32BE(1, at);
@@ -237,7 +268,12 @@ export class CustomerLinesWriter {
   }
 
   /** A text field: its length, then its UTF-8 bytes. */
-  private text(b: Buffer, at: number, value: string): number {
+  private text(b: Buffer, at: number, value: string | Uint8Array): number {
+    if (typeof value !== 'string') {
+      b.writeInt32BE(value.length, at);
+      b.set(value, at + 4);
+      return at + 4 + value.length;
+    }
     const length = b.write(value, at + 4, 'utf8');
     b.writeInt32BE(length, at);
     return at + 4 + length;

@@ -7,9 +7,9 @@ import { ExactSum, Q, type Term } from './exact.ts';
 
 /** Past this, a cell's Number part is carried into its BigInt part (two such still add exactly). */
 const CARRY = 2 ** 52;
-/** A loose part's key is its denominator × CELLS + its cell: both below these, the key is below 2^52. */
-const CELLS = 2 ** 21;
-const LOOSE_DENOMINATORS = 2 ** 31;
+/** Loose parts are kept for denominators and cells below these (small integers: V8 hashes them without a heap number). */
+const CELLS = 2 ** 30;
+const LOOSE_DENOMINATORS = 2 ** 30;
 
 export class MonthTable {
   private readonly width: number;
@@ -20,10 +20,10 @@ export class MonthTable {
   private big: Map<number, bigint> | undefined;
   private rest: Map<number, ExactSum> | undefined;
   /**
-   * Other denominators' parts as they are added: numerator by denominator × CELLS + cell, while
+   * Other denominators' parts as they are added: numerator by denominator, then by cell, while
    * both are small (most are: 16 × a term's days); folded into `rest` when the sums are read.
    */
-  private loose: Map<number, number> | undefined;
+  private loose: Map<number, Map<number, number>> | undefined;
 
   constructor(width: number) {
     this.width = width;
@@ -48,10 +48,11 @@ export class MonthTable {
     const num = sign * Number(t.num);
     if (den < LOOSE_DENOMINATORS && num <= CARRY && num >= -CARRY && i < CELLS) {
       this.loose ??= new Map();
-      const key = den * CELLS + i;
-      const n = (this.loose.get(key) ?? 0) + num;
-      if (n <= CARRY && n >= -CARRY) return void this.loose.set(key, n);
-      this.loose.delete(key);
+      let cells = this.loose.get(den);
+      if (cells === undefined) this.loose.set(den, (cells = new Map()));
+      const n = (cells.get(i) ?? 0) + num;
+      if (n <= CARRY && n >= -CARRY) return void cells.set(i, n);
+      cells.delete(i);
       this.restOf(i).addTerm({ num: BigInt(n), den: t.den, fast: NaN }, 1);
       return;
     }
@@ -68,10 +69,8 @@ export class MonthTable {
   /** Folds the loose parts into the cells' sums (before they are read). */
   private settle(): void {
     if (this.loose === undefined) return;
-    for (const [key, n] of this.loose) {
-      if (n === 0) continue;
-      const den = Math.floor(key / CELLS);
-      this.restOf(key - den * CELLS).addTerm({ num: BigInt(n), den: BigInt(den), fast: NaN }, 1);
+    for (const [den, cells] of this.loose) {
+      for (const [i, n] of cells) if (n !== 0) this.restOf(i).addTerm({ num: BigInt(n), den: BigInt(den), fast: NaN }, 1);
     }
     this.loose = undefined;
   }

@@ -137,6 +137,13 @@ export class NameTable {
     return Buffer.from(page.buffer, offset, this.lengths[n]!).toString('utf8');
   }
 
+  /** Name number n's UTF-8 bytes (a view of the table's own: valid while the table lives, not to be changed). */
+  bytesOf(n: number): Uint8Array {
+    const at = this.starts[n]!;
+    const offset = at & (PAGE_BYTES - 1);
+    return this.pages[at >>> PAGE_BITS]!.subarray(offset, offset + this.lengths[n]!);
+  }
+
   /** Lets the arrays go now (freeNow; reserved ones go with their reservation); the table is full from now on. */
   dispose(): void {
     freeNow(this.slots, this.starts, this.lengths, this.scratch, ...this.pages);

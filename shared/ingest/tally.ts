@@ -2,7 +2,7 @@
 // and its fine points), counted in Node as the rows stream past on their way to COPY, so that
 // PostgreSQL only stores them (the monthly figures are shared/figures/book.ts's). Everything here
 // is exact (integer cents, day and month numbers) and bounded: the sets that grow
-// with distinct customers, products, amounts or month runs stop at a cap, and then `complete` is
+// with distinct customers, products or amounts stop at a cap, and then `complete` is
 // false and the build computes the figures in SQL instead (computeReads in
 // shared/domain/metricsAndCatalog.ts: the same numbers, slower).
 // Likewise for contractIds: 53-bit hashes show that no two rows share one, or the build asks SQL.
@@ -17,7 +17,6 @@ import { byBytes, MetricsBook } from '../figures/book.ts';
 import { formatScaled } from '../figures/exact.ts';
 import { CustomerLinesWriter, type MonthlyFigures, monthlyFigures } from '../figures/customerChanges.ts';
 import { type ContractTerm, contractTerm } from '../figures/definitions.ts';
-import { CustomerRuns } from './customerRuns.ts';
 import { NameTable } from './nameTable.ts';
 import { freeNow, Reservation } from './typedArrays.ts';
 import { HashList, NumberSet } from './numberSet.ts';
@@ -30,17 +29,16 @@ import { HashList, NumberSet } from './numberSet.ts';
  * a million contractIds in Node and a worker far under its memory budget. customers: a million
  * customers' names are the biggest part of a tally that holds them; customerBytes bounds their
  * UTF-8 bytes (outside the heap: 64 MiB, two million names of 32 Latin characters); their slots,
- * products (the first 32 as bits) and runs of months take a few bytes each. pairs counts a
+ * and products (the first 32 as bits) take a few bytes each. pairs counts a
  * customer's products past the 32nd only; productBytes bounds the products' bytes likewise (16 MiB).
  */
-export type TallyLimits = { customers: number; customerBytes: number; products: number; productBytes: number; pairs: number; runs: number; setSlots: number; contractsInMemory: number; linesInMemory: number };
+export type TallyLimits = { customers: number; customerBytes: number; products: number; productBytes: number; pairs: number; setSlots: number; contractsInMemory: number; linesInMemory: number };
 export const DEFAULT_TALLY_LIMITS: Readonly<TallyLimits> = Object.freeze({
   customers: 1_000_000,
   customerBytes: 64 * 1024 * 1024,
   products: 100_000,
   productBytes: 16 * 1024 * 1024,
   pairs: 1_000_000,
-  runs: 4_000_000,
   setSlots: 1 << 20,
   contractsInMemory: 1 << 18,
   linesInMemory: 4 * 1024 * 1024,
@@ -100,8 +98,7 @@ class DaySet {
  * and products' bytes in all.
  */
 export function limitsFor(ids: number, rows: number, nameBytes: number, limits: TallyLimits = DEFAULT_TALLY_LIMITS): TallyLimits {
-  // A row brings at most one name of each kind, one customer-product pair, one run of months and
-  // two month changes; twice as many slots as values keep a set below its load.
+  // A row brings at most one name of each kind and one customer-product pair; twice as many slots as values keep a set below its load.
   const slots = 2 ** Math.ceil(Math.log2(2 * Math.max(ids, rows, 2)));
   return {
     customers: Math.min(limits.customers, rows),
@@ -109,7 +106,6 @@ export function limitsFor(ids: number, rows: number, nameBytes: number, limits: 
     products: Math.min(limits.products, rows),
     productBytes: Math.min(limits.productBytes, nameBytes),
     pairs: Math.min(limits.pairs, rows),
-    runs: Math.min(limits.runs, rows),
     setSlots: Math.min(limits.setSlots, slots),
     contractsInMemory: Math.min(limits.contractsInMemory, Math.max(rows, 1)),
     linesInMemory: limits.linesInMemory,
@@ -164,8 +160,6 @@ export class Tally {
   private readonly currencyAt = new Uint16Array(1 << 15);
   /** The contributing contracts, for the monthly figures. */
   private readonly contracts: ContractLog;
-  /** Per customer: its contributing months in each currency, as runs. */
-  private readonly runs: CustomerRuns;
 
   // contractIds: no two equal hashes means no duplicate.
   private readonly ids: HashList;
@@ -179,14 +173,12 @@ export class Tally {
     const reservation = (this.reservation = new Reservation(
       NameTable.reserves(customerNames) +
         NameTable.reserves(productNames) +
-        CustomerRuns.reserves(limits.customers) +
         HashList.reserves(limits.setSlots) +
         (bitmaps ? NumberSet.reserves(AMOUNT_BITMAP_VALUES) + 2 * DaySet.reserves() : 0) +
         Reservation.bytes(4 * limits.customers, 4 * limits.products, 4 * limits.products),
     ));
     this.customers = new NameTable(customerNames, reservation);
     this.products = new NameTable(productNames, reservation);
-    this.runs = new CustomerRuns(limits.customers, reservation);
     this.contracts = new ContractLog(limits.contractsInMemory);
     this.ids = new HashList(limits.setSlots, reservation);
     this.productBits = reservation.int32(limits.customers);
@@ -215,7 +207,6 @@ export class Tally {
     }
     if (!this.customers.numbersOf(bytes, customerAt, rows, ROW_FIELDS, 7, rowCount, customerOf)) return this.giveUp('customers');
     if (!this.products.numbersOf(bytes, productAt, rows, ROW_FIELDS, 8, rowCount, productOf)) return this.giveUp('products');
-    this.runs.touch(customerOf, rowCount);
     this.amounts.touch(rows, ROW_FIELDS, 5, rowCount);
     for (let i = 0; i < rowCount && this.complete; i++) this.add(rows, i * ROW_FIELDS, customerOf[i]!, productOf[i]!);
   }
@@ -254,7 +245,6 @@ export class Tally {
     this.amounts.dispose();
     this.customers.dispose();
     this.products.dispose();
-    this.runs.dispose();
     this.contracts.close();
     this.startDays.dispose();
     this.endDays.dispose();
@@ -297,7 +287,7 @@ export class Tally {
     }
     this.present.currency++;
     const currency = this.currency(code);
-    if (hasStart && hasEnd && hasAmount && cents > 0 && this.complete) this.addContract(currency, customer, startDay, rows[at + 2]!, endDay, rows[at + 4]!, cents);
+    if (hasStart && hasEnd && hasAmount && cents > 0 && this.complete) this.addContract(currency, customer, startDay, endDay, cents);
   }
 
   /** Whether the tally holds every figure (else SQL computes them). */
@@ -316,7 +306,6 @@ export class Tally {
     this.moreProductsOf.clear();
     this.currencies.length = 0;
     this.currencyAt.fill(0);
-    this.runs.clear();
     this.contracts.close();
   }
 
@@ -347,7 +336,7 @@ export class Tally {
     return c;
   }
 
-  private addContract(c: CurrencyTally, customer: number, startDay: number, sm: number, endDay: number, em: number, cents: number): void {
+  private addContract(c: CurrencyTally, customer: number, startDay: number, endDay: number, cents: number): void {
     this.contributing++;
     try {
       this.contracts.add(customer, c.index, startDay, endDay, cents);
@@ -357,8 +346,6 @@ export class Tally {
     c.contracts++;
     c.cents += cents;
     if (!Number.isSafeInteger(c.cents)) return this.giveUp('a currency total too large for exact sums');
-    if (this.runs.add(customer, c.index, sm, em)) c.customers++;
-    if (this.runs.runCount > this.limits.runs) this.giveUp('runs of months');
   }
 
   /** The figures: those version_reads stores, and the monthly ones (call once); `sink` takes the customers' rows as they are written (CustomerLinesWriter). */
@@ -368,6 +355,8 @@ export class Tally {
     const excluded = Object.fromEntries(GATING_FIELDS.map((f) => [f.name, this.excluded[f.name]]));
     const rows = { total: this.total, contributing: this.contributing, excluded };
 
+    // First the monthly figures: their walk over each customer's contracts counts each currency's customers.
+    const monthly = this.monthlyFigures(versionId, sink);
     const contributing = this.currencies.filter((c) => c.contracts > 0).sort((a, b) => byBytes(a.name, b.name));
     const currencies = contributing.map((c) => ({ currency: c.name, contracts: c.contracts, customers: c.customers, totalValue: cents(c.cents) }));
     const products = Array.from({ length: this.products.size }, (_, n) => ({ product: this.products.nameOf(n), contracts: this.productContracts[n]!, customers: this.productCustomers[n]! }))
@@ -397,7 +386,7 @@ export class Tally {
       }),
       products,
     };
-    return { rows, currencies, catalog, figures: this.monthlyFigures(versionId, sink) };
+    return { rows, currencies, catalog, figures: monthly };
   }
 
   /** The monthly figures, from each customer's contracts (shared/figures/book.ts). */
@@ -409,9 +398,10 @@ export class Tally {
       this.contracts.forEachCustomer((group) => {
         terms.length = 0;
         for (let i = 0; i < group.count; i++) terms.push(contractTerm(group.startDays[i]!, group.endDays[i]!, group.cents[i]!));
+        this.currencies[this.currencyAt[group.currency]! - 1]!.customers++;
         const currency = currencyCode(group.currency);
         const changes = book.addCustomer(currency, terms);
-        if (changes.length > 0) lines.add(currency, this.customers.nameOf(group.customer), changes);
+        if (changes.length > 0) lines.add(currency, this.customers.bytesOf(group.customer), changes);
       });
       return monthlyFigures(book, lines);
     } catch (error) {

@@ -1,5 +1,5 @@
 // Typed arrays the ingest grows, reserves and lets go (the tally: tally.ts, nameTable.ts,
-// customerRuns.ts, numberSet.ts, tallyBatch.ts; the CSV reader's cells, csvRecords.ts).
+// numberSet.ts, tallyBatch.ts; the CSV reader's cells, csvRecords.ts).
 
 type Grown = Int32Array<ArrayBuffer> | Uint8Array<ArrayBuffer> | Float64Array<ArrayBuffer>;
 
