@@ -6,7 +6,7 @@ import { dayNumber } from '../shared/figures/calendar.ts';
 import { contractTerm, wholeMonths } from '../shared/figures/definitions.ts';
 import { MetricsBook } from '../shared/figures/book.ts';
 import { changeCents } from '../shared/figures/customerChanges.ts';
-import { ExactSum, money, ratio } from '../shared/figures/exact.ts';
+import { ExactSum, money, ratio, term } from '../shared/figures/exact.ts';
 import { books } from './support/books.ts';
 import { Frac, referenceFigures, referenceMonthlyValue, type ReferenceRow } from './support/metricsReference.ts';
 import { formatMonth } from '../shared/figures/calendar.ts';
@@ -87,6 +87,55 @@ describe('figures', () => {
       const s = new ExactSum();
       for (const a of ['0.01', '0.01', '0.04']) s.addTerm(contractTerm(day('2024-01-01'), day('2024-12-31'), cents(a)).value, 1);
       expect(money(s.fraction())).to.equal('0.01');
+    });
+  });
+
+  describe('money from doubles', () => {
+    const sumOf = (...parts: [bigint, bigint][]) => {
+      const s = new ExactSum();
+      for (const [n, d] of parts) s.addTerm(term(n, d), 1);
+      return s;
+    };
+
+    it('when a sum lies on a half cent or nearer to one than its doubles can tell, then it is rounded exactly', () => {
+      // 2^40 cents + half a cent - a billionth: the doubles alone see the half cent, and would round up.
+      const near = sumOf([2n ** 40n * 2n + 1n, 2n], [-1n, 1_000_000_007n]);
+      expect(near.money()).to.equal(money(near.fraction())).and.to.equal('10995116277.76');
+      const above = sumOf([2n ** 40n * 2n + 1n, 2n], [1n, 1_000_000_007n]);
+      expect(above.money()).to.equal('10995116277.77');
+      const tie = sumOf([1n, 12n], [1n, 12n], [4n, 12n]);
+      expect(tie.money()).to.equal('0.01');
+      expect(sumOf([-1n, 2n]).money()).to.equal('-0.01');
+      expect(sumOf([-1n, 3n]).money()).to.equal('0.00');
+    });
+
+    it('when sums of terms of many denominators are shown, then the doubles show what the exact sum does', () => {
+      const part = fc.tuple(fc.bigInt({ min: -(2n ** 60n), max: 2n ** 60n }), fc.bigInt({ min: 1n, max: 5_000_000n }));
+      fc.assert(
+        fc.property(fc.array(part, { minLength: 1, maxLength: 12 }), (parts) => {
+          const s = sumOf(...parts);
+          expect(s.money()).to.equal(money(s.fraction()));
+        }),
+        { numRuns: 2000 },
+      );
+    });
+
+    it('when large parts nearly cancel, then the doubles step aside for the exact sum', () => {
+      // Parts of ±2^45 cents over odd denominators that cancel, a half cent, and a nudge of a
+      // millionth of a cent or none: the doubles' error is then far more than the distance to the
+      // half cent.
+      const part = fc.tuple(fc.bigInt({ min: 1n, max: 2n ** 20n }), fc.integer({ min: 1, max: 5000 }).map((k) => BigInt(2 * k + 1)));
+      fc.assert(
+        fc.property(fc.array(part, { minLength: 1, maxLength: 6 }), fc.bigInt({ min: -300n, max: 300n }), fc.constantFrom(-1n, 0n, 1n), (parts, cents, nudge) => {
+          const all: [bigint, bigint][] = [];
+          for (const [n, d] of parts) all.push([2n ** 45n * d + n, d], [-(2n ** 45n * (d + 2n)) - n, d + 2n]);
+          all.push([2n * cents + 1n, 2n], [nudge, 1_000_003n]);
+          for (const [n, d] of parts) all.push([n, d + 2n], [-n, d]);
+          const s = sumOf(...all);
+          expect(s.money()).to.equal(money(s.fraction()));
+        }),
+        { numRuns: 500 },
+      );
     });
   });
 

@@ -379,11 +379,11 @@ export class MetricsBook {
           arr: money({ n: exact.n * 12n, d: exact.d }),
           arpa: customers === 0 ? null : money({ n: exact.n, d: exact.d * BigInt(customers) }),
           movements: {
-            ...(Object.fromEntries(MOVEMENTS.map((name) => [name, { customers: moveOf(name).customers, mrr: money(moveOf(name).mrr.fraction(common)) }])) as Record<
+            ...(Object.fromEntries(MOVEMENTS.map((name) => [name, { customers: moveOf(name).customers, mrr: moveOf(name).mrr.money() }])) as Record<
               Movement,
               { customers: number; mrr: string }
             >),
-            netNewMrr: money(net.fraction(common)),
+            netNewMrr: net.money(),
           },
           rates: {
             customerChurn: ratio({ n: BigInt(churned.customers), d: 1n }, { n: BigInt(lastCustomers), d: 1n }),
@@ -403,7 +403,6 @@ export class MetricsBook {
   cohorts(): CohortFigures[] {
     const out: CohortFigures[] = [];
     for (const cur of this.series()) {
-      const common = cur.common();
       for (const cohort of [...cur.cohorts.keys()].sort((a, b) => a - b)) {
         if (cohort > cur.last) continue;
         const row = cur.cohorts.get(cohort)!;
@@ -413,7 +412,7 @@ export class MetricsBook {
         for (let m = cohort; m <= cur.last; m++) {
           customers += row.count(m, COHORT_CUSTOMERS);
           row.addInto(mrr, m, COHORT_MRR);
-          months.push({ month: formatMonth(m), customers, mrr: money(mrr.fraction(common)) });
+          months.push({ month: formatMonth(m), customers, mrr: mrr.money() });
         }
         out.push({ currency: cur.currency, cohort: formatMonth(cohort), customers: months[0]!.customers, mrr: months[0]!.mrr, months });
       }

@@ -144,6 +144,55 @@ export class ExactSum {
     return { n, d: c.d };
   }
 
+  /**
+   * The sum shown as money (as money(this.fraction()) shows it: rounded half away from zero to
+   * whole cents), from doubles where they decide the rounding, else exactly. Each part as a double
+   * is within 2^-52 of itself relative, and their sum within (k + 1) × 2^-53 of Σ|part| for k
+   * parts; where the double lies further than four times that from a half cent, the exact sum is on
+   * the same side of it. Past 2^50 cents, or nearer, the exact way: a fraction over the least
+   * common denominator of the sum's own parts (the figures of a whole currency, over one of all of
+   * them, run to hundreds of digits).
+   */
+  money(): string {
+    let value = this.n / QN;
+    let size = Math.abs(value);
+    let parts = 1;
+    if (this.big !== 0n) {
+      const part = Number(this.big) / QN;
+      value += part;
+      size += Math.abs(part);
+      parts++;
+    }
+    if (this.rest) {
+      for (const [den, x] of this.rest) {
+        if (x === 0) continue;
+        const part = x / den;
+        value += part;
+        size += Math.abs(part);
+        parts++;
+      }
+    }
+    if (this.restBig) {
+      for (const [den, x] of this.restBig) {
+        const part = Number(x) / den;
+        value += part;
+        size += Math.abs(part);
+        parts++;
+      }
+    }
+    const bound = 4 * (parts + 1) * 2 ** -53 * size + Number.MIN_VALUE;
+    const magnitude = Math.abs(value);
+    if (size < 2 ** 50) {
+      const whole = Math.floor(magnitude);
+      const fraction = magnitude - whole; // exact (Sterbenz)
+      if (Math.abs(fraction - 0.5) > bound) {
+        const cents = fraction > 0.5 ? whole + 1 : whole;
+        return formatScaled(BigInt(value < 0 ? -cents : cents), 2);
+      }
+    }
+    return money(this.fraction());
+  }
+
   /** The denominators of its parts besides Q. */
   denominators(): number[] {
     return [...(this.rest?.keys() ?? []), ...(this.restBig?.keys() ?? [])];
