@@ -16,7 +16,10 @@ describe('a database restart while the service works', function () {
 
   before(async () => {
     database = await startPrivateDatabase();
-    fleet = await startFleet(database);
+    // The worker looks for jobs whose worker let go of them (their heartbeat stopped) every second
+    // rather than every 10: a build whose attempt failed while the database was away is retried
+    // once its heartbeat lapses, without waiting for the next supervision.
+    fleet = await startFleet(database, { QUEUE_SUPERVISE_INTERVAL_SECONDS: '1' });
     key = await fleet.key();
   });
   after(async () => {
@@ -55,12 +58,14 @@ describe('a database restart while the service works', function () {
   }
 
   it('when the database restarts mid-build, then both processes stay up, nothing partial is visible, and the build ends active after a retry', async () => {
+    const ROWS = 300_000;
     const ds = await newDataset();
     const created = await fleet.request(`/v1/datasets/${ds}/versions`, {
       method: 'POST',
       key,
       headers: { 'content-type': 'text/csv', prefer: 'wait=0' },
-      body: contractsCsv(600_000),
+      // The database stops as soon as the build reports its first rows: seconds of work are still ahead of it.
+      body: contractsCsv(ROWS),
     });
     expect(created.status, created.text).to.be.oneOf([201, 202]);
     const versionPath = `/v1/datasets/${ds}/versions/${created.json.id}`;
@@ -68,14 +73,17 @@ describe('a database restart while the service works', function () {
 
     await outage();
     await recovered();
+    // The outage cut the build short: its first attempt failed (the worker logs it).
+    const failedAttempt = () => fleet.worker.output().split('\n').some((l) => l.includes('"build failed"') && l.includes(created.json.id));
+    expect(await eventually(failedAttempt, (failed) => failed), 'the outage came after the build ended').to.equal(true);
 
     const version = await eventually(() => fleet.request(versionPath, { key }), (r) => ['active', 'failed'].includes(r.json?.status), { timeoutMs: 90_000, everyMs: 250 });
     expect(version.json.status, version.text).to.equal('active');
-    expect(version.json.rowCount).to.equal(600_000);
+    expect(version.json.rowCount).to.equal(ROWS);
     const metrics = await fleet.request(`/v1/datasets/${ds}/metrics`, { key });
-    expect(metrics.json.rows.total).to.equal(600_000);
+    expect(metrics.json.rows.total).to.equal(ROWS);
     const stored = await fleet.db.query('SELECT count(*)::int AS n FROM contract_rows WHERE version_id = $1', [created.json.id]);
-    expect(stored.rows[0].n).to.equal(600_000);
+    expect(stored.rows[0].n).to.equal(ROWS);
   });
 
   it('when the database restarts while a file streams in, then both processes stay up and no version is left building', async () => {

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { contractsCsv } from './support/contracts.ts';
 import { eventually } from './support/eventually.ts';
-import { newDataset, postCsv } from './support/ingest.ts';
+import { HEADER, newDataset, postCsv } from './support/ingest.ts';
 import { useService } from './support/service.ts';
 
 const STALL_TIMEOUT_MS = 10_000;
@@ -57,12 +57,17 @@ describe('slow readers', () => {
     const ready = await eventually(() => svc.request(exportPath, { key: noisy.key }), (r) => r.json?.status === 'ready', { timeoutMs: 120_000 });
     expect(ready.json.status).to.equal('ready');
 
-    // A file whose every row is rejected: its rejected rows (about 20 MB) and its 422 (about 15 MB of errors).
+    // A file whose every row is rejected: its rejected rows (about 30 MB) and its 422 (about 19 MB of
+    // errors). Each row has one problem, whose message quotes the long amount: a build's time goes
+    // with its problems (150,000 short ones took 14 s), an answer's size with their bytes.
     const bad = await newDataset(svc, noisy.key);
-    const badFile = Buffer.from(contractsCsv(150_000, { badEvery: 1 }));
+    const badAmount = `n/a ${'-'.repeat(250)}`;
+    const badFile = Buffer.from(HEADER + '\n' + Array.from({ length: 50_000 }, (_, i) => `C${i},Customer ${i},Pro,2020-01-01,2020-02-01,${badAmount},EUR\n`).join(''));
     const idempotencyKey = randomUUID();
     const failed = await postCsv(svc, noisy.key, bad, badFile, { wait: 120, idempotencyKey });
     expect(failed.status).to.equal(422);
+    expect(failed.json.errors).to.have.length(50_000);
+    expect(failed.text.length, 'the 422 is far more than the kernel buffers hold').to.be.above(16 * 1024 * 1024);
     const errorsPath = `/v1/datasets/${bad}/versions/${failed.json.versionId}/errors`;
 
     const bearer = { authorization: `Bearer ${noisy.key}` };

@@ -18,7 +18,9 @@ describe('retention of superseded versions', () => {
   const svc = useService({ worker: false });
   const rowsOf = async (versionId: string) => Number((await svc.db.query('SELECT count(*) FROM contract_rows WHERE version_id = $1', [versionId])).rows[0].count);
   const purgeNow = () => sendJobNow(svc.databaseUrl, queues.purgeVersions);
-  const worker = (env: Record<string, string> = {}) => startScript('worker/main.ts', { ...svc.childEnv, ...env }, /worker started/);
+  // Their supervisors look for a killed worker's jobs every second (10 by default): those jobs are
+  // failed over to a retry as soon as their heartbeat lapses, as in production, not up to 10 s later.
+  const worker = (env: Record<string, string> = {}) => startScript('worker/main.ts', { ...svc.childEnv, QUEUE_SUPERVISE_INTERVAL_SECONDS: '1', ...env }, /worker started/);
 
   it('when a superseded version is past its retention, then its rows and exports are purged, its record stays with rowsPurgedAt, and exporting it is 404; the active and the recent ones are untouched', async function () {
     this.timeout(60_000);

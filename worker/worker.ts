@@ -93,7 +93,7 @@ export type WorkerOptions = {
 export async function startWorker(config: Config, databaseUrl: string, log: Logger, options: WorkerOptions = {}): Promise<RunningWorker> {
   const pool = createPool(databaseUrl, config.databasePoolSize, 'dataset-service-worker');
   const meter = new UsageMeter(pool, log, config.usageFlushMs);
-  const boss = createBoss(databaseUrl, 'worker', log);
+  const boss = createBoss(databaseUrl, 'worker', log, { superviseIntervalSeconds: config.queueSuperviseIntervalSeconds });
   const blobs = await createBlobStore(config, pool);
   // Version builds run on threads of their own, whose memory is capped: see buildThreads.ts; small
   // files on threads of the express lane, which larger ones never take. Exports stay here: COPY TO

@@ -8,8 +8,10 @@ export type BossRole = 'producer' | 'worker';
 /**
  * A producer (the API) only sends jobs; a worker also runs the scheduler and maintenance.
  * Both install or upgrade pg-boss's own schema at start (it takes an advisory lock for that).
+ * A worker's supervisor looks for jobs whose worker died every `superviseIntervalSeconds`
+ * (QUEUE_SUPERVISE_INTERVAL_SECONDS; 10 unless given).
  */
-export function createBoss(url: string, role: BossRole, log: Logger): PgBoss {
+export function createBoss(url: string, role: BossRole, log: Logger, { superviseIntervalSeconds = 10 }: { superviseIntervalSeconds?: number } = {}): PgBoss {
   const boss = new PgBoss({
     connectionString: url,
     application_name: `dataset-service-${role}-queue`,
@@ -18,9 +20,10 @@ export function createBoss(url: string, role: BossRole, log: Logger): PgBoss {
     useListenNotify: role === 'worker',
     schedule: role === 'worker',
     supervise: role === 'worker',
-    // How soon a build whose worker died (no heartbeat) is failed over to a retry.
-    superviseIntervalSeconds: 10,
-    monitorIntervalSeconds: 10,
+    // How soon a build whose worker died (no heartbeat) is failed over to a retry: the supervisor
+    // wakes every superviseIntervalSeconds, and fails jobs over at most every monitorIntervalSeconds.
+    superviseIntervalSeconds,
+    monitorIntervalSeconds: superviseIntervalSeconds,
   });
   boss.on('error', (error) => log.error({ err: error }, 'queue error'));
   return boss;

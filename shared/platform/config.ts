@@ -49,6 +49,7 @@ const EnvSchema = z.object({
   WEBHOOK_ACCOUNT_CONCURRENCY: z.coerce.number().int().min(1).max(500).default(10),
   VERSION_RETENTION_DAYS: z.coerce.number().min(0).max(36_500).default(30),
   PURGE_BATCH_ROWS: z.coerce.number().int().min(100).max(1_000_000).default(20_000),
+  QUEUE_SUPERVISE_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
 });
 
 /** The S3-compatible store's settings (BLOB_STORE=s3). Without keys, the AWS default chain applies. */
@@ -141,6 +142,12 @@ export type Config = {
   versionRetentionDays: number;
   /** Rows deleted per statement by a purge. */
   purgeBatchRows: number;
+  /**
+   * How often each worker's queue supervisor looks for jobs whose worker died (their heartbeat
+   * stopped) or that ran past their expiry, and fails them over to a retry: a dead worker's build
+   * is retried this long at most after its heartbeat (15 s) lapsed.
+   */
+  queueSuperviseIntervalSeconds: number;
 };
 
 export class ConfigError extends Error {}
@@ -202,5 +209,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookAccountConcurrency: e.WEBHOOK_ACCOUNT_CONCURRENCY,
     versionRetentionDays: e.VERSION_RETENTION_DAYS,
     purgeBatchRows: e.PURGE_BATCH_ROWS,
+    queueSuperviseIntervalSeconds: e.QUEUE_SUPERVISE_INTERVAL_SECONDS,
   };
 }
+

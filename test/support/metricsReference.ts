@@ -20,9 +20,13 @@ export class Frac {
   }
   static ZERO = new Frac(0n);
   add(o: Frac): Frac {
+    // x + 0 = x, 0 + x = x: most of the sums below add customers with no MRR at that month end.
+    if (o.n === 0n) return this;
+    if (this.n === 0n) return o;
     return new Frac(this.n * o.d + o.n * this.d, this.d * o.d);
   }
   sub(o: Frac): Frac {
+    if (o.n === 0n) return this;
     return new Frac(this.n * o.d - o.n * this.d, this.d * o.d);
   }
   mul(o: Frac): Frac {
@@ -54,8 +58,13 @@ export class Frac {
 const DAY = 86_400_000;
 const parse = (date: string) => Date.UTC(Number(date.slice(0, 4)), Number(date.slice(5, 7)) - 1, Number(date.slice(8, 10)));
 const iso = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-/** The last day of month index k (k = year × 12 + month − 1). */
-const monthEnd = (k: number) => iso(Date.UTC(Math.floor(k / 12), k % 12 + 1, 1) - DAY);
+/** The last day of month index k (k = year × 12 + month − 1), computed once for each k. */
+const monthEnds = new Map<number, string>();
+const monthEnd = (k: number) => {
+  let end = monthEnds.get(k);
+  if (end === undefined) monthEnds.set(k, (end = iso(Date.UTC(Math.floor(k / 12), k % 12 + 1, 1) - DAY)));
+  return end;
+};
 const monthIndex = (date: string) => Number(date.slice(0, 4)) * 12 + Number(date.slice(5, 7)) - 1;
 const label = (k: number) => `${String(Math.floor(k / 12)).padStart(4, '0')}-${String((k % 12) + 1).padStart(2, '0')}`;
 
@@ -243,7 +252,8 @@ function reportingBook(rows: ReferenceRow[], set: ReferenceRates, reporting: str
   const currencies = bounds.map((b) => b.currency);
   const rate = (currency: string, k: number): Frac | undefined => {
     if (currency === set.base) return new Frac(1n);
-    const r = set.rates.find(([month, c]) => month === label(k) && c === currency);
+    const at = label(k);
+    const r = set.rates.find(([month, c]) => month === at && c === currency);
     return r && decimal(r[2]);
   };
   const missing: { month: string; currency: string }[] = [];
