@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import { currencyIndex } from '../shared/ingest/currencies.ts';
 import { parseContracts } from '../shared/ingest/parseContracts.ts';
-import { DEFAULT_TALLY_LIMITS, GuardedTally, limitsFor, Tally } from '../shared/ingest/tally.ts';
+import { DEFAULT_TALLY_LIMITS, GuardedTally, limitsFor, limitsForFile, Tally } from '../shared/ingest/tally.ts';
 import { type TallyBatch, TallyBatchWriter } from '../shared/ingest/tallyBatch.ts';
 import type { TallyFeed } from '../shared/ingest/tallyFeed.ts';
 import { contractsCsv } from './support/contracts.ts';
@@ -106,5 +106,24 @@ describe('tally', () => {
       expect(counted(batch, limits)).to.deep.equal(expected);
       for (const [limit, value] of Object.entries(limits)) expect(value).to.be.at.most(DEFAULT_TALLY_LIMITS[limit as keyof typeof limits]);
     });
+
+    it(`when a tally is sized to the file of ${name} (limitsForFile, its bytes known before a row is read), then it counts what a tally of the default limits does`, async () => {
+      const batch = await oneBatch(csv);
+      const bytes = Buffer.byteLength(csv);
+      const limits = limitsForFile(bytes)!;
+      if (bytes <= 64 * 1024) {
+        const held = process.memoryUsage().arrayBuffers;
+        const sized = new Tally(limits);
+        expect(process.memoryUsage().arrayBuffers - held).to.be.below(1024 * 1024);
+        sized.close();
+      }
+      expect(counted(batch, limits)).to.deep.equal(counted(batch, DEFAULT_TALLY_LIMITS));
+      for (const [limit, value] of Object.entries(limits)) expect(value).to.be.at.most(DEFAULT_TALLY_LIMITS[limit as keyof typeof limits]);
+    });
   }
+
+  it('when a file’s size is not known, then its tally has the default limits; a large file’s has them too', () => {
+    expect(limitsForFile(null)).to.equal(undefined);
+    expect(limitsForFile(500 * 1024 * 1024)).to.deep.equal(DEFAULT_TALLY_LIMITS);
+  });
 });

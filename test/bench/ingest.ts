@@ -200,7 +200,7 @@ export async function benchIngest(args: string[]): Promise<void> {
       const drainedMs = performance.now() - backlogStarted;
       return [
         `200 sequential 10-row uploads, POST → 201: p50 ${pct(times, 50).toFixed(1)} ms, p99 ${pct(times, 99).toFixed(1)} ms (targets 50 / 250)`,
-        `  medians, ms: worker job ${of((b) => b.ms)} (start ${of((b) => b.startMs)}, parse+COPY ${of((b) => b.copyMs)}, duplicates ${of((b) => b.checkMs)}, reads ${of((b) => b.readsMs)}, commit ${of((b) => b.commitMs)}); the rest of the POST ${of((b) => b.post - b.ms)}`,
+        `  medians, ms: worker job ${of((b) => b.ms)} (start ${of((b) => b.startMs)}, parse+COPY ${of((b) => b.copyMs)}, duplicates ${of((b) => b.checkMs)}, reads ${of((b) => b.readsMs)}, figures stored ${of((b) => b.figuresMs)}, commit ${of((b) => b.commitMs)}); the rest of the POST ${of((b) => b.post - b.ms)}`,
         `backlog: 50 small builds queued in ${queuedMs.toFixed(0)} ms, all built ${drainedMs.toFixed(0)} ms after the first was queued`,
       ];
     };

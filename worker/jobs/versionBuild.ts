@@ -14,7 +14,7 @@ import { ErrorSpill, rejectedRowCount } from '../../shared/domain/versionErrors.
 import { storeRejectedRows } from '../../shared/domain/rejectedRows.ts';
 import { findDuplicates } from '../../shared/ingest/duplicates.ts';
 import { parseContracts } from '../../shared/ingest/parseContracts.ts';
-import { Tally, type TallyEnd, type TallyLimits, type TallyResult } from '../../shared/ingest/tally.ts';
+import { limitsForFile, Tally, type TallyEnd, type TallyLimits, type TallyResult } from '../../shared/ingest/tally.ts';
 import { LocalTallyFeed, type TallyFeed } from '../../shared/ingest/tallyFeed.ts';
 import { computeReads, storeReads } from '../../shared/domain/metricsAndCatalog.ts';
 import { computeMonthlyFigures, copyCustomersIn, storeMonthlyFigures } from '../../shared/domain/monthlyFigures.ts';
@@ -110,7 +110,9 @@ async function build(pool: Pool, blobs: BlobStore, views: Views, version: Builda
   let outcome: 'active' | 'failed' | 'superseded';
   let rowCount = 0;
   // Metrics and catalog, counted as the rows stream to COPY.
-  const tally: TallyFeed = options.tallyFeed?.(options.tallyLimits) ?? new LocalTallyFeed(new Tally(options.tallyLimits));
+  // Sized to the file when its size is known: a small file's tally takes kilobytes (limitsForFile).
+  const limits = options.tallyLimits ?? limitsForFile(version.bytesTotal);
+  const tally: TallyFeed = options.tallyFeed?.(limits) ?? new LocalTallyFeed(new Tally(limits));
   let tallied: TallyEnd | undefined;
   let readsInNode = false;
   let customersStreamed = false;
