@@ -13,9 +13,14 @@ export class WriterBehind extends Error {
 /** How a blob's chunks are stored: raw (null) or each a zstd frame of its own. */
 export type ChunkEncoding = 'zstd' | null;
 
-/** Starts a blob that this process writes: its writer is seen now. */
+/**
+ * Starts a blob that this process writes: its writer is seen now. Committed without waiting for
+ * the WAL (synchronous_commit off for the statement alone; `db` must not be in a transaction):
+ * what makes a blob of use, a version that refers to it or its completion (completeBlob), commits
+ * after it, waiting for the WAL, this row's included.
+ */
 export async function insertBlob(db: Queryable, id: string, chunkEncoding: ChunkEncoding = null): Promise<void> {
-  await db.query('INSERT INTO blobs (id, writer_seen_at, chunk_encoding) VALUES ($1, now(), $2)', [id, chunkEncoding]);
+  await db.query(`INSERT INTO blobs (id, writer_seen_at, chunk_encoding) SELECT $1, now(), $2 FROM (SELECT set_config('synchronous_commit', 'off', true)) s`, [id, chunkEncoding]);
 }
 
 /** Starts a blob whose bytes the client puts straight into the object store (no writer here). */
