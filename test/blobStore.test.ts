@@ -51,6 +51,28 @@ describe('the blob store', () => {
     await store.delete(blob.id);
   });
 
+  it('when a chunk of a file written into PostgreSQL is lost (a database restart while it streams in), then the write fails and completes nothing', async () => {
+    // Chunks commit without waiting for the WAL: one lost in a crash is what this stands for.
+    const store = postgresStore();
+    const bytes = randomBytes(CHUNK_BYTES * 3);
+    let id: string | undefined;
+    const source = async function* () {
+      yield bytes.subarray(0, CHUNK_BYTES * 2);
+      // The first chunk is stored by now (the second waits for it): it goes, as a crash would take it.
+      for (let tries = 0; tries < 200; tries++) {
+        const { rowCount } = await svc.db.query('DELETE FROM blob_chunks WHERE blob_id = $1 AND seq = 0', [id]);
+        if (rowCount === 1) break;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      yield bytes.subarray(CHUNK_BYTES * 2);
+    };
+    let failed: unknown;
+    await store.write(source(), bytes.length * 2, async (created) => void (id = created)).catch((error: unknown) => (failed = error));
+    expect(String(failed)).to.match(/chunks were lost/);
+    const { rows } = await svc.db.query('SELECT bytes FROM blobs WHERE id = $1', [id]);
+    expect(rows.filter((r) => r.bytes !== null)).to.deep.equal([]); // not completed (its record is gone, or left for the sweep)
+  });
+
   it('when a blob was stored raw (before compression, or by a resumable upload), then it is read as it was', async () => {
     const store = postgresStore();
     const bytes = Buffer.concat([Buffer.from(contractsCsv(20_000)), randomBytes(1000)]);

@@ -1,6 +1,6 @@
 // The `blobs` table, whatever store holds the bytes (blobStore.ts): a row per file (id, size,
 // SHA-256) and the heartbeat of files being written. The only file that writes that table.
-import type { Queryable } from '../platform/db.ts';
+import type { Pool, Queryable } from '../platform/db.ts';
 import type { Logger } from '../platform/log.ts';
 
 /** A reader caught up with a file still being written, and the writer sent nothing new for a while. */
@@ -14,13 +14,16 @@ export class WriterBehind extends Error {
 export type ChunkEncoding = 'zstd' | null;
 
 /**
- * Starts a blob that this process writes: its writer is seen now. Committed without waiting for
- * the WAL (synchronous_commit off for the statement alone; `db` must not be in a transaction):
- * what makes a blob of use, a version that refers to it or its completion (completeBlob), commits
- * after it, waiting for the WAL, this row's included.
+ * Starts a blob that this process writes: its writer is seen now. `waitForWal: false` commits it
+ * without waiting for the WAL to reach the disk (synchronous_commit off for the statement alone),
+ * for a store whose every later write needs the row (PostgreSQL's chunks refer to it): a crash
+ * that lost it fails the next write, and what the blob is for (a version, its completion) commits
+ * after it, waiting for the WAL, this row's included. An object store writes nothing here until
+ * completeBlob, which would find no row: it waits.
  */
-export async function insertBlob(db: Queryable, id: string, chunkEncoding: ChunkEncoding = null): Promise<void> {
-  await db.query(`INSERT INTO blobs (id, writer_seen_at, chunk_encoding) SELECT $1, now(), $2 FROM (SELECT set_config('synchronous_commit', 'off', true)) s`, [id, chunkEncoding]);
+export async function insertBlob(db: Pool, id: string, chunkEncoding: ChunkEncoding = null, { waitForWal = true } = {}): Promise<void> {
+  const later = waitForWal ? '' : ` FROM (SELECT set_config('synchronous_commit', 'off', true)) s`;
+  await db.query(`INSERT INTO blobs (id, writer_seen_at, chunk_encoding) SELECT $1, now(), $2${later}`, [id, chunkEncoding]);
 }
 
 /** Starts a blob whose bytes the client puts straight into the object store (no writer here). */
@@ -45,6 +48,22 @@ export async function deleteBlobRecord(db: Queryable, id: string): Promise<void>
  */
 export async function completeBlob(db: Queryable, id: string, bytes: number, sha256: Buffer | null): Promise<void> {
   await db.query('UPDATE blobs SET bytes = $2, sha256 = $3, writer_seen_at = NULL WHERE id = $1', [id, bytes, sha256]);
+}
+
+/**
+ * completeBlob for a blob whose `chunks` chunks this process stored in PostgreSQL (numbered from
+ * 0): it throws, completing nothing, unless the row and every chunk are there. Rows and chunks are
+ * committed without waiting for the WAL (insertBlob, the chunks' inserts), so a database that
+ * crashed and came back while the file streamed in may have lost some; this commit, which waits
+ * for the WAL, is the one that tells.
+ */
+export async function completeStoredBlob(db: Queryable, id: string, bytes: number, sha256: Buffer, chunks: number): Promise<void> {
+  const { rowCount } = await db.query(
+    `UPDATE blobs SET bytes = $2, sha256 = $3, writer_seen_at = NULL
+     WHERE id = $1 AND (SELECT count(*) FROM blob_chunks WHERE blob_id = $1) = $4`,
+    [id, bytes, sha256, chunks],
+  );
+  if (rowCount !== 1) throw new Error(`blob ${id}: its row or some of its ${chunks} chunks were lost (the database restarted while it was written)`);
 }
 
 /**

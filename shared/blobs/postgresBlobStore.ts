@@ -10,7 +10,7 @@ import { pipeline } from 'node:stream/promises';
 import { DataStore, ERRORS, Upload } from '@tus/utils';
 import { to as copyTo } from 'pg-copy-streams';
 import { type BlobSource, type BlobStore, type StoredBlob, TooLarge } from './blobStore.ts';
-import { type ChunkEncoding, completeBlob, deleteBlobRecord, insertBlob, insertUnwrittenBlob, WriterBehind, type WriterHeartbeat } from './blobRecords.ts';
+import { type ChunkEncoding, completeBlob, completeStoredBlob, deleteBlobRecord, insertBlob, insertUnwrittenBlob, WriterBehind, type WriterHeartbeat } from './blobRecords.ts';
 import { type Client, type Pool, type Queryable, withTransaction } from '../platform/db.ts';
 import { newId } from '../platform/ids.ts';
 import { readerDigest } from '../platform/streamDigest.ts';
@@ -60,7 +60,7 @@ const INSERT_CHUNK_LATER_DURABLE = `INSERT INTO blob_chunks (blob_id, seq, data)
  * blob is complete once its size is set. An abandoned one is deleted, which tells such a reader.
  */
 async function writeBlob(
-  db: Queryable,
+  db: Pool,
   heartbeat: WriterHeartbeat,
   source: BlobSource,
   maxBytes: number,
@@ -69,7 +69,7 @@ async function writeBlob(
   const id = newId('blob');
   // Hashed as it streams here, unless it already is (the idempotency filter hashes a request's body).
   const hash = readerDigest(source);
-  await insertBlob(db, id, 'zstd');
+  await insertBlob(db, id, 'zstd', { waitForWal: false });
   heartbeat.add(id);
   let seq = 0;
   let bytes = 0;
@@ -103,7 +103,7 @@ async function writeBlob(
     await flush();
     await storing;
     const sha256 = hash.sha256();
-    await completeBlob(db, id, bytes, sha256);
+    await completeStoredBlob(db, id, bytes, sha256, seq);
     return { id, bytes, sha256 };
   } catch (error) {
     await storing.catch(() => {}); // no chunk may be stored after the blob is gone

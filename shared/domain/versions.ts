@@ -287,8 +287,9 @@ export async function claimBuild(client: Client, versionId: string): Promise<boo
  * Committed without waiting for the WAL to reach the disk (synchronous_commit off for the
  * statement alone): a crash that lost it loses a build that a retry starts again, and the build's
  * own commit waits for the WAL, this included. The wait was a third of a small build's start.
+ * A pool's: on a client in a transaction, the setting would hold for all of it.
  */
-export async function startBuild(db: Queryable, versionId: string): Promise<void> {
+export async function startBuild(db: Pool, versionId: string): Promise<void> {
   await db.query(
     // Never a finished version: the sweep may have failed it (its file was abandoned) since it was read.
     `UPDATE versions SET status = 'building', started_at = clock_timestamp(), rows_processed = 0, bytes_processed = 0

@@ -212,4 +212,3 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     queueSuperviseIntervalSeconds: e.QUEUE_SUPERVISE_INTERVAL_SECONDS,
   };
 }
-

@@ -35,15 +35,11 @@ type Row = {
 /**
  * Takes the key for this request when it is new, older than the window, or held by a request
  * whose lease ran out (its process died). True when this request now owns it and may run.
- * Committed without waiting for the WAL to reach the disk (synchronous_commit off for the
- * statement alone): it is seen at once all the same, and whatever the request then stores is
- * committed after it, waiting for the WAL, this claim's included. A crash can lose a claim only
- * with everything its request did.
  */
 export async function claimKey(db: Queryable, scope: KeyScope, owner: string, leaseMs: number): Promise<boolean> {
   const { rows } = await db.query<{ owner: string }>(
     `INSERT INTO idempotency_keys AS k (account_id, mode, key, state, owner, lease_expires_at)
-     SELECT $1, $2, $3, 'running', $4, now() + $5 * interval '1 millisecond' FROM (SELECT set_config('synchronous_commit', 'off', true)) s
+     VALUES ($1, $2, $3, 'running', $4, now() + $5 * interval '1 millisecond')
      ON CONFLICT (account_id, mode, key) DO UPDATE
        SET state = 'running', owner = EXCLUDED.owner, lease_expires_at = EXCLUDED.lease_expires_at,
            created_at = now(), fingerprint = NULL, response_status = NULL, response_headers = NULL, response_body = NULL,
