@@ -5,6 +5,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { NameTable } from '../shared/ingest/nameTable.ts';
+import { CUSTOMER_BYTES, ROW_FIELDS } from '../shared/ingest/tallyBatch.ts';
 
 /** The UTF-8 bytes of `name`. */
 const bytes = (name: string) => new Uint8Array(Buffer.from(name, 'utf8'));
@@ -42,20 +43,20 @@ describe('name table', () => {
         const table = new NameTable({ maxNames: 100_000, maxBytes: 1_000_000 });
         const model = new Map<string, number>();
         for (const batch of batches) {
-          // As a tally batch lays them out: ROW_FIELDS numbers a row, the length at 7 (-1: none), bytes end to end.
-          const stride = 9;
+          // As a tally batch lays them out: ROW_FIELDS numbers a row, the length at CUSTOMER_BYTES (-1: none), bytes end to end.
+          const stride = ROW_FIELDS;
           const lengths = new Float64Array(batch.length * stride);
           const starts = new Int32Array(batch.length);
           const all = bytes(batch.map((n) => n ?? '').join(''));
           let at = 0;
           batch.forEach((n, i) => {
             const length = n === null ? 0 : Buffer.byteLength(n);
-            lengths[i * stride + 7] = n === null ? -1 : length;
+            lengths[i * stride + CUSTOMER_BYTES] = n === null ? -1 : length;
             starts[i] = at;
             at += length;
           });
           const out = new Int32Array(batch.length);
-          expect(table.numbersOf(all, starts, lengths, stride, 7, batch.length, out)).to.equal(true);
+          expect(table.numbersOf(all, starts, lengths, stride, CUSTOMER_BYTES, batch.length, out)).to.equal(true);
           const expected = batch.map((n) => {
             if (n === null) return -1;
             if (!model.has(n)) model.set(n, model.size);

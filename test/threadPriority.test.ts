@@ -53,7 +53,7 @@ describe('thread priority', () => {
         feed.addContractId(text, 0, String(i).length + 1);
         feed.add({
           hasContractId: true, text, customerStart: String(i).length + 1, customerEnd: text.length, productStart: -1, productEnd: -1,
-          startDay: 20_000, startMonth: 657, endDay: 20_400, endMonth: 670, cents: 100 + i, currency: eur,
+          startDay: 20_000, endDay: 20_400, cents: 100 + i, currency: eur,
         });
       }
       await feed.flush();

@@ -27,7 +27,7 @@ type Step = Value & CustomerChange;
 const NONE: readonly number[] = [];
 /** Events of one customer are numbered below this (2^26), inside the key that sorts them by month. */
 const EVENT_KEY = 67_108_864;
-/** A customer of at most 2^15 events over fewer than 2^16 months has 32-bit keys instead (eventOrder). */
+/** A customer of fewer than 2^15 events over fewer than 2^16 months has 32-bit keys instead (eventOrder). */
 const SMALL_EVENT_BITS = 15;
 const SMALL_EVENTS = (1 << SMALL_EVENT_BITS) - 1;
 const SMALL_MONTHS = 1 << 16;

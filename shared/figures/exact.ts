@@ -147,8 +147,9 @@ export class ExactSum {
   /**
    * The sum shown as money (as money(this.fraction()) shows it: rounded half away from zero to
    * whole cents), from doubles where they decide the rounding, else exactly. Each part as a double
-   * is within 2^-52 of itself relative, and their sum within (k + 1) × 2^-53 of Σ|part| for k
-   * parts; where the double lies further than four times that from a half cent, the exact sum is on
+   * is within 2 × 2^-53 of itself relative (a BigInt's part is rounded twice), and their sum within
+   * about (k + 1) × 2^-53 of Σ|part| for k parts; where the double lies further than four times that
+   * from a half cent, the exact sum is on
    * the same side of it. Past 2^50 cents, or nearer, the exact way: a fraction over the least
    * common denominator of the sum's own parts (the figures of a whole currency, over one of all of
    * them, run to hundreds of digits).

@@ -7,7 +7,7 @@
 import { CONTRACT_FIELDS, type FieldKind, type RowError, type RowErrorCode } from '../contract/fields.ts';
 import type { BinaryCopyWriter } from './binaryCopy.ts';
 import type { Cells } from './csvRecords.ts';
-import { dayNumber, isCalendarDate, monthNumber } from '../figures/calendar.ts';
+import { dayNumber, isCalendarDate } from '../figures/calendar.ts';
 import { bare, characters, trim } from './cellBytes.ts';
 import { currencyIndex } from './currencies.ts';
 import type { TalliedRow } from './tallyBatch.ts';
@@ -85,8 +85,8 @@ function readCurrency(b: Uint8Array, start: number, end: number): number {
 const digit = (b: Uint8Array, i: number) => b[i]! - 48;
 const isDigit = (b: Uint8Array, i: number) => b[i]! - 48 >>> 0 < 10;
 
-/** A date: its day number (days since 1970-01-01) and month number (year × 12 + month − 1). */
-type ReadDate = { day: number; month: number };
+/** A date: its day number (days since 1970-01-01). */
+type ReadDate = { day: number };
 
 /** Reads a real calendar date YYYY-MM-DD from `b[s, end)` by arithmetic into `into`; false if it is not one. */
 function readDate(b: Uint8Array, s: number, end: number, into: ReadDate): boolean {
@@ -106,7 +106,6 @@ function readDate(b: Uint8Array, s: number, end: number, into: ReadDate): boolea
   const day = d0 * 10 + d1;
   if (!isCalendarDate(year, month, day)) return false;
   into.day = dayNumber(year, month, day);
-  into.month = monthNumber(year, month);
   return true;
 }
 
@@ -155,7 +154,7 @@ export class RowValidator {
   /** Reused for every row: the tally's feed packs it at once. */
   private readonly read: TalliedRow = {
     hasContractId: false, text: new Uint8Array(0), customerStart: 0, customerEnd: 0, productStart: -1, productEnd: -1,
-    startDay: NaN, startMonth: 0, endDay: NaN, endMonth: 0, cents: NaN, currency: -1,
+    startDay: NaN, endDay: NaN, cents: NaN, currency: -1,
   };
   private row = 0;
   private valid = true;
@@ -165,7 +164,7 @@ export class RowValidator {
   private bytes: Buffer = Buffer.alloc(0);
   private readonly starts = new Int32Array(FIELD_COUNT);
   private readonly ends = new Int32Array(FIELD_COUNT);
-  private readonly dates: ReadDate[] = FIELDS.map(() => ({ day: NaN, month: 0 }));
+  private readonly dates: ReadDate[] = FIELDS.map(() => ({ day: NaN }));
   private readonly cents = new Float64Array(FIELD_COUNT);
   private readonly currencies = new Int32Array(FIELD_COUNT);
   /** Where each text field's bytes start and end in the COPY buffer, by field position (2f, 2f + 1). */
@@ -319,9 +318,7 @@ export class RowValidator {
         read.productStart = hasProduct ? spans[2 * PRODUCT]! : -1;
         read.productEnd = hasProduct ? spans[2 * PRODUCT + 1]! : -1;
         read.startDay = dates[START_DATE]!.day;
-        read.startMonth = dates[START_DATE]!.month;
         read.endDay = dates[END_DATE]!.day;
-        read.endMonth = dates[END_DATE]!.month;
         read.cents = cents[AMOUNT]!;
         read.currency = currencies[CURRENCY_CODE]!;
         tally.add(read);

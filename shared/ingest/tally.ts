@@ -11,7 +11,7 @@
 import { CONTRACT_FIELDS, FIELD_KINDS, type FieldName, GATING_FIELDS, type GatingFieldName } from '../contract/fields.ts';
 import { formatDay } from '../figures/calendar.ts';
 import { currencyCode } from './currencies.ts';
-import { type TallyBatch, ROW_FIELDS } from './tallyBatch.ts';
+import { CENTS, CURRENCY, CUSTOMER_BYTES, END_DAY, PRODUCT_BYTES, ROW_FIELDS, START_DAY, type TallyBatch } from './tallyBatch.ts';
 import { ContractLog } from './contractLog.ts';
 import { byBytes, MetricsBook } from '../figures/book.ts';
 import { formatScaled } from '../figures/exact.ts';
@@ -214,14 +214,14 @@ export class Tally {
     if (this.customerAt.length < rowCount) this.scratch(rowCount + (rowCount >> 1));
     const { customerAt, productAt, customerOf, productOf } = this;
     for (let i = 0, at = 0; i < rowCount; i++) {
-      const customerBytes = rows[i * ROW_FIELDS + 7]!;
+      const customerBytes = rows[i * ROW_FIELDS + CUSTOMER_BYTES]!;
       customerAt[i] = at;
       productAt[i] = at + customerBytes;
-      at += customerBytes + Math.max(rows[i * ROW_FIELDS + 8]!, 0);
+      at += customerBytes + Math.max(rows[i * ROW_FIELDS + PRODUCT_BYTES]!, 0);
     }
-    if (!this.customers.numbersOf(bytes, customerAt, rows, ROW_FIELDS, 7, rowCount, customerOf)) return this.giveUp('customers');
-    if (!this.products.numbersOf(bytes, productAt, rows, ROW_FIELDS, 8, rowCount, productOf)) return this.giveUp('products');
-    this.amounts.touch(rows, ROW_FIELDS, 5, rowCount);
+    if (!this.customers.numbersOf(bytes, customerAt, rows, ROW_FIELDS, CUSTOMER_BYTES, rowCount, customerOf)) return this.giveUp('customers');
+    if (!this.products.numbersOf(bytes, productAt, rows, ROW_FIELDS, PRODUCT_BYTES, rowCount, productOf)) return this.giveUp('products');
+    this.amounts.touch(rows, ROW_FIELDS, CENTS, rowCount);
     for (let i = 0; i < rowCount && this.complete; i++) this.add(rows, i * ROW_FIELDS, customerOf[i]!, productOf[i]!);
   }
 
@@ -273,9 +273,9 @@ export class Tally {
       this.present.product++;
       this.addProduct(product, customer);
     }
-    const startDay = rows[at + 1]!;
-    const endDay = rows[at + 3]!;
-    const cents = rows[at + 5]!;
+    const startDay = rows[at + START_DAY]!;
+    const endDay = rows[at + END_DAY]!;
+    const cents = rows[at + CENTS]!;
     const hasStart = startDay === startDay;
     const hasEnd = endDay === endDay;
     const hasAmount = cents === cents;
@@ -294,7 +294,7 @@ export class Tally {
       if (cents > this.maxCents) this.maxCents = cents;
     }
     if (!hasAmount || cents === 0) this.excluded.amount++;
-    const code = rows[at + 6]!;
+    const code = rows[at + CURRENCY]!;
     if (code < 0) {
       this.excluded.currency++;
       return;

@@ -6,8 +6,8 @@ import { hash53 } from './numberSet.ts';
 
 /**
  * A valid contract row as the validator read it: its names as spans of UTF-8 bytes in `text` (the
- * COPY row the validator wrote, so that a name is encoded once), dates as day and month numbers,
- * amount in cents.
+ * COPY row the validator wrote, so that a name is encoded once), dates as day numbers, amount in
+ * cents.
  */
 export type TalliedRow = {
   hasContractId: boolean;
@@ -17,20 +17,25 @@ export type TalliedRow = {
   productStart: number; // both -1 when absent
   productEnd: number;
   startDay: number; // NaN when absent
-  startMonth: number;
   endDay: number;
-  endMonth: number;
   cents: number; // NaN when absent
   currency: number; // its currencyIndex (currencies.ts), -1 when absent
 };
 
 /**
- * Numbers per valid row in `rows`: contractId present (1) or not (0), start day, start month, end
- * day, end month, cents, currency (currencyIndex, -1 when absent), the customer's UTF-8 bytes and
+ * Numbers per valid row in `rows`: contractId present (1) or not (0), start day, end day, cents,
+ * currency (currencyIndex, -1 when absent), the customer's UTF-8 bytes and
  * the product's (-1 when absent). Their bytes follow one another in `bytes`, row by row (as UTF-8:
  * half the room of UTF-16 for the Latin names most files hold, in the batch and in the tally).
  */
-export const ROW_FIELDS = 9;
+export const ROW_FIELDS = 7;
+/** Where each number is in a row of `rows` (0: contractId present). */
+export const START_DAY = 1;
+export const END_DAY = 2;
+export const CENTS = 3;
+export const CURRENCY = 4;
+export const CUSTOMER_BYTES = 5;
+export const PRODUCT_BYTES = 6;
 
 export type TallyBatch = {
   /** The contractId hashes (hash53) of every stored row, valid or not: for the duplicate check. */
@@ -85,14 +90,12 @@ export class TallyBatchWriter {
     for (let i = productStart; i < productEnd; i++) bytes[out++] = text[i]!;
     const rows = b.rows;
     rows[at] = row.hasContractId ? 1 : 0;
-    rows[at + 1] = row.startDay;
-    rows[at + 2] = row.startMonth;
-    rows[at + 3] = row.endDay;
-    rows[at + 4] = row.endMonth;
-    rows[at + 5] = row.cents;
-    rows[at + 6] = row.currency;
-    rows[at + 7] = customerBytes;
-    rows[at + 8] = productBytes;
+    rows[at + START_DAY] = row.startDay;
+    rows[at + END_DAY] = row.endDay;
+    rows[at + CENTS] = row.cents;
+    rows[at + CURRENCY] = row.currency;
+    rows[at + CUSTOMER_BYTES] = customerBytes;
+    rows[at + PRODUCT_BYTES] = productBytes;
     b.rowCount++;
     b.byteCount = end;
   }
