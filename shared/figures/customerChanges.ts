@@ -13,6 +13,7 @@ import { type CustomerMovement, type Movement, MOVEMENTS } from './definitions.t
 import type { CustomerChange, MetricsBook, SeriesBounds } from './book.ts';
 import { cellsJson } from './fxBasis.ts';
 import { Q } from './exact.ts';
+import { PackWriter } from './packing.ts';
 
 /** A stored change: its MRR in whole cents as the read shows it, and exact (`mrr` cents over `den`). */
 export type StoredChange = { month: number; movement: Movement; cents: bigint; mrr: bigint; den: bigint };
@@ -49,44 +50,8 @@ const MOVEMENT_INDEX = Object.fromEntries(MOVEMENTS.map((m, i) => [m, i])) as Re
 /** A change's month and movement as one integer (version_customers.moves). */
 export const moveCode = (month: number, movement: Movement): number => month * 8 + MOVEMENT_INDEX[movement];
 
-/** Where packChanges writes (grown as needed, kept for the next customer). */
-let packed = new Uint8Array(1024);
-let packedAt = 0;
-
-/** Appends v ≥ 0 as a varint (7 bits a byte, least significant first). */
-function varint(v: number | bigint): void {
-  if (typeof v === 'bigint') {
-    if (v <= BigInt(Number.MAX_SAFE_INTEGER)) return varint(Number(v));
-    // Seven bytes of 7 bits at a time from the BigInt, each group's bytes from a Number.
-    let b = v;
-    while (b > BigInt(Number.MAX_SAFE_INTEGER)) {
-      if (packedAt + 7 > packed.length) grow(7);
-      let low = Number(b & LOW_49);
-      for (let i = 0; i < 7; i++) {
-        packed[packedAt++] = (low & 0x7f) | 0x80;
-        low = Math.floor(low / 0x80);
-      }
-      b >>= 49n;
-    }
-    return varint(Number(b));
-  }
-  if (packedAt + 8 > packed.length) grow(8);
-  // Divisions by 2^7 and floors are exact in doubles, and far cheaper than a remainder of one.
-  while (v >= 0x80) {
-    const next = Math.floor(v / 0x80);
-    packed[packedAt++] = (v - next * 0x80) | 0x80;
-    v = next;
-  }
-  packed[packedAt++] = v;
-}
-
-const LOW_49 = (1n << 49n) - 1n;
-
-function grow(room: number): void {
-  const more = new Uint8Array(Math.max(2 * packed.length, packedAt + room));
-  more.set(packed.subarray(0, packedAt));
-  packed = more;
-}
+/** Where packChanges writes (kept for the next customer). */
+const packer = new PackWriter();
 
 /** Packs a customer's changes (at least one, in month order). */
 export function packChanges(changes: readonly CustomerChange[]): Buffer {
@@ -95,20 +60,22 @@ export function packChanges(changes: readonly CustomerChange[]): Buffer {
 
 /** Packs a customer's changes as packChanges does, into bytes valid until the next call. */
 function packInto(changes: readonly CustomerChange[]): Uint8Array {
-  packedAt = 0;
-  packed[packedAt++] = EXACT;
+  packer.reset();
+  packer.byte(EXACT);
   let month = changes[0]!.month;
   for (const c of changes) {
-    varint((c.month - month) * 8 + MOVEMENT_INDEX[c.movement]);
+    packer.varint((c.month - month) * 8 + MOVEMENT_INDEX[c.movement]);
     // The numerator, doubled; odd when a denominator other than Q follows it.
-    if (c.den === Q) varint(typeof c.mrr === 'number' ? 2 * c.mrr : 2n * c.mrr);
-    else {
-      varint(2n * BigInt(c.mrr) + 1n);
-      varint(c.den);
+    if (c.den === Q) {
+      if (typeof c.mrr === 'number') packer.varint(2 * c.mrr);
+      else packer.unsigned(2n * c.mrr);
+    } else {
+      packer.unsigned(2n * BigInt(c.mrr) + 1n);
+      packer.unsigned(c.den);
     }
     month = c.month;
   }
-  return packed.subarray(0, packedAt);
+  return packer.view();
 }
 
 /** The changes packed by packChanges, the first at `firstMonth`. */

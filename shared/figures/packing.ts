@@ -5,6 +5,8 @@
 // header (odd) of its sign and byte count, then its magnitude's bytes, big-endian.
 
 const TWO_50 = 2n ** 50n;
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+const LOW_49 = (1n << 49n) - 1n;
 const LIMB = 2 ** 32;
 /** A 32-bit limb's place. */
 const LIMB_PLACE = Array.from({ length: 64 }, (_, k) => 2 ** (32 * k));
@@ -29,14 +31,41 @@ export class PackWriter {
     this.bytes[this.at++] = b;
   }
 
-  /** A non-negative safe integer. */
-  private varint(v: number): void {
+  /** A non-negative integer up to 2^53, 7 bits a byte, least significant first (LEB128). */
+  varint(v: number): void {
     this.room(8);
+    // Divisions by 2^7 and floors are exact in doubles, and far cheaper than a remainder of one.
     while (v >= 0x80) {
-      this.bytes[this.at++] = (v % 0x80) | 0x80;
-      v = Math.floor(v / 0x80);
+      const next = Math.floor(v / 0x80);
+      this.bytes[this.at++] = (v - next * 0x80) | 0x80;
+      v = next;
     }
     this.bytes[this.at++] = v;
+  }
+
+  /** A non-negative BigInt as varint() writes a number: 49 bits at a time from the BigInt, each group's bytes from a Number. */
+  unsigned(v: bigint): void {
+    let b = v;
+    while (b > MAX_SAFE) {
+      this.room(7);
+      let low = Number(b & LOW_49);
+      for (let i = 0; i < 7; i++) {
+        this.bytes[this.at++] = (low & 0x7f) | 0x80;
+        low = Math.floor(low / 0x80);
+      }
+      b >>= 49n;
+    }
+    this.varint(Number(b));
+  }
+
+  /** Empties it, to write again into the same buffer. */
+  reset(): void {
+    this.at = 0;
+  }
+
+  /** The bytes written so far, not copied: valid until the next write. */
+  view(): Uint8Array {
+    return this.bytes.subarray(0, this.at);
   }
 
   /** A safe integer (a count, a month, a customer count). */
