@@ -1,6 +1,6 @@
 // The `blobs` table, whatever store holds the bytes (blobStore.ts): a row per file (id, size,
 // SHA-256) and the heartbeat of files being written. The only file that writes that table.
-import type { Pool, Queryable } from '../platform/db.ts';
+import { type Pool, type Queryable, WITHOUT_WAITING_FOR_WAL } from '../platform/db.ts';
 import type { Logger } from '../platform/log.ts';
 
 /** A reader caught up with a file still being written, and the writer sent nothing new for a while. */
@@ -15,14 +15,13 @@ export type ChunkEncoding = 'zstd' | null;
 
 /**
  * Starts a blob that this process writes: its writer is seen now. `waitForWal: false` commits it
- * without waiting for the WAL to reach the disk (synchronous_commit off for the statement alone),
- * for a store whose every later write needs the row (PostgreSQL's chunks refer to it): a crash
+ * without waiting for the WAL (WITHOUT_WAITING_FOR_WAL), for a store whose every later write needs the row (PostgreSQL's chunks refer to it): a crash
  * that lost it fails the next write, and what the blob is for (a version, its completion) commits
  * after it, waiting for the WAL, this row's included. An object store writes nothing here until
  * completeBlob, which would find no row: it waits.
  */
 export async function insertBlob(db: Pool, id: string, chunkEncoding: ChunkEncoding = null, { waitForWal = true } = {}): Promise<void> {
-  const later = waitForWal ? '' : ` FROM (SELECT set_config('synchronous_commit', 'off', true)) s`;
+  const later = waitForWal ? '' : ` FROM ${WITHOUT_WAITING_FOR_WAL}`;
   await db.query(`INSERT INTO blobs (id, writer_seen_at, chunk_encoding) SELECT $1, now(), $2${later}`, [id, chunkEncoding]);
 }
 
@@ -44,26 +43,19 @@ export async function deleteBlobRecord(db: Queryable, id: string): Promise<void>
 /**
  * The blob is complete: its size (and digest, when it was computed) are set, and it needs no
  * writer any more. A resumable upload's digest is not known: its bytes came in pieces, maybe to
- * several processes.
+ * several processes. `chunks`: how many chunks this process stored in PostgreSQL (numbered from
+ * 0); then it throws, completing nothing, unless the row and every chunk are there. Rows and
+ * chunks are committed without waiting for the WAL (insertBlob, the chunks' inserts), so a
+ * database that crashed and came back while the file streamed in may have lost some; this
+ * commit, which waits for the WAL, is the one that tells.
  */
-export async function completeBlob(db: Queryable, id: string, bytes: number, sha256: Buffer | null): Promise<void> {
-  await db.query('UPDATE blobs SET bytes = $2, sha256 = $3, writer_seen_at = NULL WHERE id = $1', [id, bytes, sha256]);
-}
-
-/**
- * completeBlob for a blob whose `chunks` chunks this process stored in PostgreSQL (numbered from
- * 0): it throws, completing nothing, unless the row and every chunk are there. Rows and chunks are
- * committed without waiting for the WAL (insertBlob, the chunks' inserts), so a database that
- * crashed and came back while the file streamed in may have lost some; this commit, which waits
- * for the WAL, is the one that tells.
- */
-export async function completeStoredBlob(db: Queryable, id: string, bytes: number, sha256: Buffer, chunks: number): Promise<void> {
+export async function completeBlob(db: Queryable, id: string, bytes: number, sha256: Buffer | null, chunks?: number): Promise<void> {
   const { rowCount } = await db.query(
     `UPDATE blobs SET bytes = $2, sha256 = $3, writer_seen_at = NULL
-     WHERE id = $1 AND (SELECT count(*) FROM blob_chunks WHERE blob_id = $1) = $4`,
-    [id, bytes, sha256, chunks],
+     WHERE id = $1 AND ($4::int IS NULL OR (SELECT count(*) FROM blob_chunks WHERE blob_id = $1) = $4)`,
+    [id, bytes, sha256, chunks ?? null],
   );
-  if (rowCount !== 1) throw new Error(`blob ${id}: its row or some of its ${chunks} chunks were lost (the database restarted while it was written)`);
+  if (chunks !== undefined && rowCount !== 1) throw new Error(`blob ${id}: its row or some of its ${chunks} chunks were lost (the database restarted while it was written)`);
 }
 
 /**

@@ -10,8 +10,8 @@ import { pipeline } from 'node:stream/promises';
 import { DataStore, ERRORS, Upload } from '@tus/utils';
 import { to as copyTo } from 'pg-copy-streams';
 import { type BlobSource, type BlobStore, type StoredBlob, TooLarge } from './blobStore.ts';
-import { type ChunkEncoding, completeBlob, completeStoredBlob, deleteBlobRecord, insertBlob, insertUnwrittenBlob, WriterBehind, type WriterHeartbeat } from './blobRecords.ts';
-import { type Client, type Pool, type Queryable, withTransaction } from '../platform/db.ts';
+import { type ChunkEncoding, completeBlob, deleteBlobRecord, insertBlob, insertUnwrittenBlob, WriterBehind, type WriterHeartbeat } from './blobRecords.ts';
+import { type Client, type Pool, type Queryable, withTransaction, WITHOUT_WAITING_FOR_WAL } from '../platform/db.ts';
 import { newId } from '../platform/ids.ts';
 import { readerDigest } from '../platform/streamDigest.ts';
 
@@ -45,13 +45,13 @@ const zstdCompress = promisify(zlib.zstdCompress);
 
 /**
  * A chunk of a blob written whole, committed without waiting for the WAL to reach the disk
- * (synchronous_commit off for its statement alone): a blob is complete only once completeBlob
+ * (WITHOUT_WAITING_FOR_WAL): a blob is complete only once completeBlob
  * commits, and that commit waits for the WAL, every chunk before it included. A crash before it
  * loses a blob that was not complete anyway (its writer failed with the database). Waiting at
  * every 1 MiB chunk made the web process's backend flush the build's WAL too, chunk after chunk.
  */
 const INSERT_CHUNK_LATER_DURABLE = `INSERT INTO blob_chunks (blob_id, seq, data)
-  SELECT $1, $2, $3 FROM (SELECT set_config('synchronous_commit', 'off', true)) s`;
+  SELECT $1, $2, $3 FROM ${WITHOUT_WAITING_FOR_WAL}`;
 
 /**
  * Streams `source` into a new blob. Over `maxBytes` it stops reading, deletes what it wrote and
@@ -103,7 +103,7 @@ async function writeBlob(
     await flush();
     await storing;
     const sha256 = hash.sha256();
-    await completeStoredBlob(db, id, bytes, sha256, seq);
+    await completeBlob(db, id, bytes, sha256, seq);
     return { id, bytes, sha256 };
   } catch (error) {
     await storing.catch(() => {}); // no chunk may be stored after the blob is gone

@@ -12,7 +12,7 @@
 // (Hatchet moved its round robin from read time to write time in the same way; Temporal's
 // matching fairness is stride scheduling over per-key passes.) The only writer of
 // fair_queue_clocks and fair_queue_accounts.
-import type { Pool, Queryable } from '../platform/db.ts';
+import { type Pool, type Queryable, WITHOUT_WAITING_FOR_WAL } from '../platform/db.ts';
 
 /** A lane: a queue, or a band of one (builds of small files: see LANE_BANDS). */
 export type Lane = 'build' | 'build-express' | 'export';
@@ -57,12 +57,11 @@ export async function takeTurn(db: Queryable, lane: Lane, accountId: string): Pr
 
 /** A worker took a job of this turn: the lane's clock moves up to its start (never back). */
 export async function turnTaken(db: Pool, turn: FairTurn): Promise<void> {
-  // Committed without waiting for the WAL (synchronous_commit off for the statement alone; a pool's,
-  // since in a transaction the setting would hold for all of it): every build starts with this,
+  // Committed without waiting for the WAL (WITHOUT_WAITING_FOR_WAL): every build starts with this,
   // and a clock a crash took back a little only orders a few turns as if they came a little earlier.
   await db.query(
     `INSERT INTO fair_queue_clocks AS c (lane, virtual_now)
-     SELECT $1, $2 FROM (SELECT set_config('synchronous_commit', 'off', true)) s
+     SELECT $1, $2 FROM ${WITHOUT_WAITING_FOR_WAL}
      ON CONFLICT (lane) DO UPDATE SET virtual_now = greatest(c.virtual_now, EXCLUDED.virtual_now)`,
     [turn.lane, turn.start],
   );

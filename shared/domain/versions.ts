@@ -4,7 +4,7 @@
 import type { RecognisedColumns, VersionWarning } from '../contract/columns.ts';
 import type { PgBoss } from 'pg-boss';
 import type { EventType } from '../contract/events.ts';
-import { type Client, type Pool, type Queryable, withTransaction } from '../platform/db.ts';
+import { type Client, type Pool, type Queryable, withTransaction, WITHOUT_WAITING_FOR_WAL } from '../platform/db.ts';
 import { type FairTurn, priorityOf, takeTurn } from './fairQueues.ts';
 import { setActiveVersion, type Tenant } from './datasets.ts';
 import { recordEvent } from './events.ts';
@@ -284,16 +284,15 @@ export async function claimBuild(client: Client, versionId: string): Promise<boo
 
 /**
  * Marks a version building (again, on a retry): progress reset, errors of an earlier try gone.
- * Committed without waiting for the WAL to reach the disk (synchronous_commit off for the
- * statement alone): a crash that lost it loses a build that a retry starts again, and the build's
- * own commit waits for the WAL, this included. The wait was a third of a small build's start.
- * A pool's: on a client in a transaction, the setting would hold for all of it.
+ * Committed without waiting for the WAL (WITHOUT_WAITING_FOR_WAL): a crash that lost it loses a
+ * build that a retry starts again, and the build's own commit waits for the WAL, this included.
+ * The wait was a third of a small build's start.
  */
 export async function startBuild(db: Pool, versionId: string): Promise<void> {
   await db.query(
     // Never a finished version: the sweep may have failed it (its file was abandoned) since it was read.
     `UPDATE versions SET status = 'building', started_at = clock_timestamp(), rows_processed = 0, bytes_processed = 0
-     FROM (SELECT set_config('synchronous_commit', 'off', true)) s
+     FROM ${WITHOUT_WAITING_FOR_WAL}
      WHERE id = $1 AND status IN ('queued', 'building')`,
     [versionId],
   );

@@ -412,7 +412,7 @@ export class Tally {
       this.contracts.forEachCustomer((group) => {
         terms.length = 0;
         for (let i = 0; i < group.count; i++) terms.push(contractTerm(group.startDays[i]!, group.endDays[i]!, group.cents[i]!));
-        this.currencies[this.currencyAt[group.currency]! - 1]!.customers++;
+        this.currency(group.currency).customers++;
         const currency = currencyCode(group.currency);
         const changes = book.addCustomer(currency, terms);
         if (changes.length > 0) lines.add(currency, this.customers.bytesOf(group.customer), changes);

@@ -36,6 +36,15 @@ export function createPool(connectionString: string, max: number, applicationNam
   return pool;
 }
 
+/**
+ * A FROM item that makes the statement around it commit without waiting for the WAL to reach the
+ * disk (synchronous_commit off for that statement alone): `… FROM ${WITHOUT_WAITING_FOR_WAL} …`.
+ * Only on a pool's connection, never in a transaction (the setting would hold for all of it), and
+ * only for a write whose every use commits later, waiting for the WAL, which makes it durable
+ * first: it is seen at once all the same, and only a crash of PostgreSQL within a moment can lose it.
+ */
+export const WITHOUT_WAITING_FOR_WAL = `(SELECT set_config('synchronous_commit', 'off', true)) AS without_waiting_for_wal`;
+
 export async function withTransaction<T>(pool: Pool, work: (client: Client) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   try {
