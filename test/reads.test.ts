@@ -354,12 +354,14 @@ describe('metrics and catalog', () => {
       }
     });
 
-    it('when the tally thread runs out of memory mid-build, then the build computes the same figures in SQL', async function () {
+    it('when the tally thread nears the end of its heap mid-build, then it gives up in time, the build computes the same figures in SQL, and the thread goes on', async function () {
       this.timeout(90_000);
       const local = await startService({ worker: false });
       // A thread of 16 MiB: enough to start and tally a file of 10,000 rows (with room to spare:
       // a thread of 12 MiB sometimes ran out on a small file in CI), not the monthly figures of
-      // 24,000 contracts each in a month of its own.
+      // 24,000 contracts each in a month of its own. A thread that reached its limit was ended
+      // by Node only for some shapes of allocation, and for others took this process down with
+      // it: the tally looks at its heap's room (shared/platform/heapRoom.ts) and gives up first.
       const starved = new TallyThread(16);
       const roomy = new TallyThread(192);
       const currencies = ['EUR', 'USD', 'GBP', 'CHF', 'SEK', 'JPY', 'PLN', 'NOK', 'DKK', 'CZK'];
@@ -379,12 +381,12 @@ describe('metrics and catalog', () => {
         const inSql = await postCsv(local, tenant.key, ds, manyMonths, { wait: 0 });
         const starvedBuild = await buildNow(local, inSql.json.id, { tallyFeed: (limits) => starved.feed(limits) });
         expect(starvedBuild).to.include({ outcome: 'active', readsIn: 'sql' });
-        expect(starvedBuild.tallyGaveUpOn).to.match(/^the tally thread: its thread ended/);
+        expect(starvedBuild.tallyGaveUpOn).to.equal("the tally thread: the thread's heap: live objects near its limit of 16 MiB");
         const inNode = await postCsv(local, tenant.key, ds, manyMonths, { wait: 0 });
         expect(await buildNow(local, inNode.json.id, { tallyFeed: (limits) => roomy.feed(limits) })).to.include({ outcome: 'active', readsIn: 'node' });
         expect(await storedReads(local.db, inSql.json.id)).to.deep.equal(await storedReads(local.db, inNode.json.id));
-        // The next build of more than a batch gets a new thread.
-        expect(starved.running).to.equal(false);
+        // The thread is still up, and counts the next build of more than a batch.
+        expect(starved.running).to.equal(true);
         const after = await postCsv(local, tenant.key, ds, contractsCsv(10_000), { wait: 0 });
         expect(await buildNow(local, after.json.id, { tallyFeed: (limits) => starved.feed(limits) })).to.include({ outcome: 'active', readsIn: 'node' });
         expect(starved.running).to.equal(true);

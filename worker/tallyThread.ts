@@ -3,8 +3,9 @@
 // thread reads, validates and COPYs the next ones. The rows come in batches whose buffers are
 // transferred, and go back the same way to be filled again. One build at a time: each starts
 // with `start`, and every message names its build, so that what is left of a stopped one is
-// told apart. Its heap is capped like a build thread's; if it ends, the build computes the
-// figures in SQL.
+// told apart. Its heap is capped like a build thread's: the tally gives up before its live objects
+// fill it (shared/platform/heapRoom.ts), and if the thread ends all the same, the build computes
+// the figures in SQL.
 import { parentPort } from 'node:worker_threads';
 import { GuardedTally, type TallyEnd, type TallyLimits, type TallyResult } from '../shared/ingest/tally.ts';
 import { buffersOf, type TallyBatch } from '../shared/ingest/tallyBatch.ts';
@@ -23,7 +24,7 @@ export type ToTallyThread =
 export type FromTallyThread =
   | { type: 'batch'; build: number; batch: TallyBatch }
   | { type: 'ended'; build: number; end: TallyEnd }
-  | { type: 'result'; build: number; result: TallyResult | undefined }
+  | { type: 'result'; build: number; result: TallyResult | undefined; stoppedBy?: string }
   | { type: 'lines'; build: number; chunk: ArrayBuffer; length: number };
 
 /** Chunks (64 KiB each) sent and not yet written by the build: the book waits past these, so that PostgreSQL sets the pace. */
@@ -81,8 +82,11 @@ port.on('message', (message: ToTallyThread) => {
       return answer({ type: 'batch', build, batch: message.batch }, buffersOf(message.batch));
     case 'end':
       return answer({ type: 'ended', build, end: tally.end() });
-    case 'result':
-      return answer({ type: 'result', build, result: tally.result(message.distinctContractIds, message.versionId, message.lines && linesTo(message.lines, build)) });
+    case 'result': {
+      const result = tally.result(message.distinctContractIds, message.versionId, message.lines && linesTo(message.lines, build));
+      const stoppedBy = tally.stoppedBy;
+      return answer({ type: 'result', build, result, ...(stoppedBy !== undefined && { stoppedBy }) });
+    }
     case 'close':
       tally.close();
       tally = undefined;

@@ -103,6 +103,8 @@ class ThreadFeed implements TallyFeed {
   private local: GuardedTally | undefined;
   /** Why the tally thread can no longer count this build's rows (then SQL computes the figures). */
   private lost: string | undefined;
+  /** Why the tally stopped before its figures (its heap near its limit, or an error), as it said. */
+  private stoppedBy: string | undefined;
   private waitingForBatch: (() => void) | undefined;
   private waitingForEnd: ((end: TallyEnd) => void) | undefined;
   private waitingForResult: ((result: TallyResult | undefined) => void) | undefined;
@@ -213,6 +215,7 @@ class ThreadFeed implements TallyFeed {
       this.waitingForEnd = undefined;
       waiting?.(message.end);
     } else {
+      this.stoppedBy = message.stoppedBy;
       const waiting = this.waitingForResult;
       this.waitingForResult = undefined;
       waiting?.(message.result);
@@ -235,7 +238,9 @@ class ThreadFeed implements TallyFeed {
   }
 
   whyLost(): string | undefined {
-    return this.lost === undefined ? undefined : `the tally thread: ${this.lost}`;
+    if (this.local) return this.local.stoppedBy;
+    const why = this.stoppedBy ?? this.lost;
+    return why === undefined ? undefined : `the tally thread: ${why}`;
   }
 
   private lostEnd(): TallyEnd {

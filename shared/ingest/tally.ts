@@ -20,6 +20,7 @@ import { type ContractTerm, contractTerm } from '../figures/definitions.ts';
 import { NameTable } from './nameTable.ts';
 import { freeNow, Reservation } from './typedArrays.ts';
 import { HashList, NumberSet } from './numberSet.ts';
+import { HeapRoom } from '../platform/heapRoom.ts';
 
 /**
  * What the tally may hold before it hands the work to SQL. Whoever makes a Tally may give others
@@ -126,6 +127,22 @@ export function limitsForFile(bytes: number | null, limits: TallyLimits = DEFAUL
   return limitsFor(rows, rows, bytes, limits);
 }
 
+/**
+ * How many customers the book walks between two looks at the heap's room (a look costs about a
+ * microsecond): few enough that customers of many months each cannot outgrow the room left between two.
+ */
+const ROOM_CHECK_CUSTOMERS = 64;
+
+const heapNearLimit = (room: HeapRoom) => `the thread's heap: live objects near its limit of ${room.limitMb} MiB`;
+
+/** The book's walk stopped for want of heap: SQL computes the figures (GuardedTally says why). */
+class TallyOutOfRoom extends Error {
+  constructor(room: HeapRoom) {
+    super(heapNearLimit(room));
+    this.name = 'TallyOutOfRoom';
+  }
+}
+
 type CurrencyTally = {
   name: string;
   index: number;
@@ -178,6 +195,8 @@ export class Tally {
   // contractIds: no two equal hashes means no duplicate.
   private readonly ids: HashList;
   private idCount = 0;
+  /** Room in the thread's heap: the tally gives up while it still has some (heapRoom.ts). */
+  private readonly room = new HeapRoom();
 
   constructor(limits: TallyLimits = DEFAULT_TALLY_LIMITS) {
     this.limits = { ...limits };
@@ -210,6 +229,7 @@ export class Tally {
     this.idCount += batch.idCount;
     this.total += rowCount;
     if (!this.complete || rowCount === 0) return;
+    if (this.room.nearLimit()) return this.giveUp(heapNearLimit(this.room));
     // Where each row's customer's and product's bytes start; then their numbers, for the whole batch at once.
     if (this.customerAt.length < rowCount) this.scratch(rowCount + (rowCount >> 1));
     const { customerAt, productAt, customerOf, productOf } = this;
@@ -409,7 +429,9 @@ export class Tally {
     const lines = new CustomerLinesWriter(versionId, this.limits.linesInMemory, sink);
     try {
       const terms: ContractTerm[] = [];
+      let walked = 0;
       this.contracts.forEachCustomer((group) => {
+        if (++walked % ROOM_CHECK_CUSTOMERS === 0 && this.room.nearLimit()) throw new TallyOutOfRoom(this.room);
         terms.length = 0;
         for (let i = 0; i < group.count; i++) terms.push(contractTerm(group.startDays[i]!, group.endDays[i]!, group.cents[i]!));
         this.currency(group.currency).customers++;
@@ -417,6 +439,7 @@ export class Tally {
         const changes = book.addCustomer(currency, terms);
         if (changes.length > 0) lines.add(currency, this.customers.bytesOf(group.customer), changes);
       });
+      if (this.room.nearLimit()) throw new TallyOutOfRoom(this.room);
       return monthlyFigures(book, lines);
     } catch (error) {
       lines.close();
@@ -468,12 +491,17 @@ export class GuardedTally {
     this.tally = undefined;
   }
 
+  /** Why the counting stopped, once an error or the heap's room stopped it (result() is then undefined). */
+  get stoppedBy(): string | undefined {
+    return this.failed;
+  }
+
   private guard<T>(count: () => T): T | undefined {
     if (this.failed !== undefined) return undefined;
     try {
       return count();
     } catch (error) {
-      this.failed = `an error in the tally: ${(error as Error).message}`;
+      this.failed = error instanceof TallyOutOfRoom ? error.message : `an error in the tally: ${(error as Error).message}`;
       this.close();
       return undefined;
     }

@@ -3,7 +3,7 @@
 // once, in the build's own thread; the worker's build threads hand theirs to a tally thread
 // (worker/tallyThread.ts), which counts while the build reads on.
 import type { Writable } from 'node:stream';
-import { type Tally, type TallyEnd, type TallyResult } from './tally.ts';
+import { type GuardedTally, type TallyEnd, type TallyResult } from './tally.ts';
 import { type TalliedRow, TallyBatchWriter } from './tallyBatch.ts';
 
 /** The flow of the customers' rows from a tally thread, in a SharedArrayBuffer of two int32: how many chunks the build has written, and whether it stopped taking them. */
@@ -29,15 +29,15 @@ export interface TallyFeed {
   readonly streamsLines?: boolean;
   /** Lets go of what the tally holds. */
   close(): void;
-  /** Why the figures could not be had after the end said complete (the tally's thread ended), if so. */
+  /** Why the figures could not be had after the end said complete (the tally's thread ended, or its heap was near its limit), if so. */
   whyLost?(): string | undefined;
 }
 
 export class LocalTallyFeed implements TallyFeed {
-  private readonly tally: Tally;
+  private readonly tally: GuardedTally;
   private readonly writer = new TallyBatchWriter();
 
-  constructor(tally: Tally) {
+  constructor(tally: GuardedTally) {
     this.tally = tally;
   }
 
@@ -67,5 +67,9 @@ export class LocalTallyFeed implements TallyFeed {
 
   close(): void {
     this.tally.close();
+  }
+
+  whyLost(): string | undefined {
+    return this.tally.stoppedBy;
   }
 }

@@ -18,7 +18,7 @@ import { Writable } from 'node:stream';
 import { parseContracts } from '../../shared/ingest/parseContracts.ts';
 import { CONTRACT_HEADER } from '../support/contracts.ts';
 import { realisticBlocks, realisticHeader } from '../support/realisticContracts.ts';
-import { Tally, type TallyEnd } from '../../shared/ingest/tally.ts';
+import { GuardedTally, type TallyEnd } from '../../shared/ingest/tally.ts';
 import { LocalTallyFeed } from '../../shared/ingest/tallyFeed.ts';
 import { writeBlocks, writeContractFile } from './support.ts';
 
@@ -63,7 +63,7 @@ async function source(what: string, arg: string): Promise<AsyncIterable<Buffer>>
 }
 
 const [what = 'contracts', arg = '1000000'] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
-const tally = process.argv.includes('--tally') ? new LocalTallyFeed(new Tally()) : undefined;
+const tally = process.argv.includes('--tally') ? new LocalTallyFeed(new GuardedTally()) : undefined;
 const input = await source(what, arg);
 const codes = new Map<string, number>();
 const sink = new Writable({ write: (_chunk, _encoding, done) => done() });

@@ -14,7 +14,7 @@ import { ErrorSpill, rejectedRowCount } from '../../shared/domain/versionErrors.
 import { storeRejectedRows } from '../../shared/domain/rejectedRows.ts';
 import { findDuplicates } from '../../shared/ingest/duplicates.ts';
 import { parseContracts } from '../../shared/ingest/parseContracts.ts';
-import { limitsForFile, Tally, type TallyEnd, type TallyLimits, type TallyResult } from '../../shared/ingest/tally.ts';
+import { GuardedTally, limitsForFile, type TallyEnd, type TallyLimits, type TallyResult } from '../../shared/ingest/tally.ts';
 import { LocalTallyFeed, type TallyFeed } from '../../shared/ingest/tallyFeed.ts';
 import { computeReads, storeReads } from '../../shared/domain/metricsAndCatalog.ts';
 import { computeMonthlyFigures, copyCustomersIn, storeMonthlyFigures } from '../../shared/domain/monthlyFigures.ts';
@@ -112,7 +112,7 @@ async function build(pool: Pool, blobs: BlobStore, views: Views, version: Builda
   // Metrics and catalog, counted as the rows stream to COPY.
   // Sized to the file when its size is known: a small file's tally takes kilobytes (limitsForFile).
   const limits = options.tallyLimits ?? limitsForFile(version.bytesTotal);
-  const tally: TallyFeed = options.tallyFeed?.(limits) ?? new LocalTallyFeed(new Tally(limits));
+  const tally: TallyFeed = options.tallyFeed?.(limits) ?? new LocalTallyFeed(new GuardedTally(limits));
   let tallied: TallyEnd | undefined;
   let readsInNode = false;
   let customersStreamed = false;

@@ -1,0 +1,54 @@
+// The room left in a thread's heap (shared/platform/heapRoom.ts): work that keeps what it makes is
+// told to stop before its thread reaches its limit, where V8 may take the whole process down;
+// work that makes only garbage is never stopped, however much of it there is.
+import { Worker } from 'node:worker_threads';
+import { expect } from 'chai';
+
+type Answer = { stopped: boolean; heldMb: number; collections: number; limitMb: number };
+
+/**
+ * Runs `rounds` rounds in a thread of a 24 MiB old generation, each making 16 parts of 512 small
+ * objects (about 256 KiB) and keeping them for `keptFor` rounds (Infinity: for good), looking at
+ * the room after each round.
+ */
+function runInThread(keptFor: number, rounds: number): Promise<Answer> {
+  const module = new URL('../shared/platform/heapRoom.ts', import.meta.url).href;
+  const worker = new Worker(
+    `const { parentPort } = require('node:worker_threads');
+     import(${JSON.stringify(module)}).then(({ HeapRoom }) => {
+       const room = new HeapRoom();
+       const held = [];
+       let stopped = false;
+       for (let round = 0; round < ${rounds} && !stopped; round++) {
+         held.push(Array.from({ length: 16 }, () => Array.from({ length: 512 }, (_, j) => ({ round, j }))));
+         if (held.length > ${keptFor}) held.shift();
+         stopped = room.nearLimit();
+       }
+       parentPort.postMessage({ stopped, heldMb: held.length / 4, collections: room.collections, limitMb: room.limitMb });
+     });`,
+    { eval: true, resourceLimits: { maxOldGenerationSizeMb: 24, maxYoungGenerationSizeMb: 6 } },
+  );
+  return new Promise<Answer>((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`the thread ended (exit code ${code}) before it answered`)));
+  }).finally(() => worker.terminate());
+}
+
+describe('room in a thread heap', () => {
+  it('when a thread keeps what it makes, then it is told to stop before its heap runs out, and goes on to answer', async function () {
+    this.timeout(30_000);
+    const answer = await runInThread(Infinity, 100_000);
+    expect(answer).to.include({ stopped: true, limitMb: 24 });
+    expect(answer.collections).to.be.at.least(1);
+  });
+
+  it('when a thread keeps what it makes only for a while, many times its heap in all, then it is never told to stop', async function () {
+    this.timeout(30_000);
+    // Each round's objects live for 16 rounds (about 4 MiB held at a time), long enough to reach
+    // the old generation and die there: its used size passes the share with garbage, which a
+    // look that did not collect first would take for live objects.
+    const answer = await runInThread(16, 800);
+    expect(answer).to.include({ stopped: false });
+  });
+});
