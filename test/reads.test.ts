@@ -381,7 +381,7 @@ describe('metrics and catalog', () => {
         const inSql = await postCsv(local, tenant.key, ds, manyMonths, { wait: 0 });
         const starvedBuild = await buildNow(local, inSql.json.id, { tallyFeed: (limits) => starved.feed(limits) });
         expect(starvedBuild).to.include({ outcome: 'active', readsIn: 'sql' });
-        expect(starvedBuild.tallyGaveUpOn).to.equal("the tally thread: the thread's heap: live objects near its limit of 16 MiB");
+        expect(starvedBuild.tallyGaveUpOn).to.equal("the tally thread: the tally: live objects near the thread's heap limit of 16 MiB");
         const inNode = await postCsv(local, tenant.key, ds, manyMonths, { wait: 0 });
         expect(await buildNow(local, inNode.json.id, { tallyFeed: (limits) => roomy.feed(limits) })).to.include({ outcome: 'active', readsIn: 'node' });
         expect(await storedReads(local.db, inSql.json.id)).to.deep.equal(await storedReads(local.db, inNode.json.id));

@@ -401,7 +401,11 @@ export class MetricsBook {
 
   /** The cohorts of every currency, ordered by currency then cohort. */
   cohorts(): CohortFigures[] {
-    const out: CohortFigures[] = [];
+    return [...this.eachCohort()];
+  }
+
+  /** The cohorts one at a time, in the order of cohorts(): a book of many holds one in memory at once. */
+  *eachCohort(): Generator<CohortFigures> {
     for (const cur of this.series()) {
       for (const cohort of [...cur.cohorts.keys()].sort((a, b) => a - b)) {
         if (cohort > cur.last) continue;
@@ -414,10 +418,9 @@ export class MetricsBook {
           row.addInto(mrr, m, COHORT_MRR);
           months.push({ month: formatMonth(m), customers, mrr: mrr.money() });
         }
-        out.push({ currency: cur.currency, cohort: formatMonth(cohort), customers: months[0]!.customers, mrr: months[0]!.mrr, months });
+        yield { currency: cur.currency, cohort: formatMonth(cohort), customers: months[0]!.customers, mrr: months[0]!.mrr, months };
       }
     }
-    return out;
   }
 }
 

@@ -151,16 +151,25 @@ export type MonthlyFigures = {
   cells: string;
 };
 
-/** The book's figures once every customer is in, with the customers' lines written. */
-export function monthlyFigures(book: MetricsBook, lines: CustomerLinesWriter): MonthlyFigures {
+/**
+ * The book's figures once every customer is in, with the customers' lines written. `checkRoom`
+ * (which throws when the thread's heap is near its limit) is called between the documents and
+ * between cohorts: a book of many cohorts makes megabytes of them.
+ */
+export function monthlyFigures(book: MetricsBook, lines: CustomerLinesWriter, checkRoom: () => void = () => {}): MonthlyFigures {
+  checkRoom();
   const monthly = book.monthly().map(({ month, currency, ...rest }) => ({ month, currency, figures: JSON.stringify(rest) }));
+  checkRoom();
   const cohortsOf = new Map<string, string[]>();
-  for (const cohort of book.cohorts()) {
+  for (const cohort of book.eachCohort()) {
+    checkRoom();
     let list = cohortsOf.get(cohort.currency);
     if (list === undefined) cohortsOf.set(cohort.currency, (list = []));
     list.push(JSON.stringify(cohort));
   }
+  checkRoom();
   const cohorts = Array.from(cohortsOf, ([currency, list]) => ({ currency, cohorts: list.join(',') }));
+  checkRoom();
   return { monthly, cohorts, bounds: book.bounds(), customers: lines.done(), cells: cellsJson(book.exactCells()) };
 }
 

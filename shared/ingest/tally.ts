@@ -20,7 +20,7 @@ import { type ContractTerm, contractTerm } from '../figures/definitions.ts';
 import { NameTable } from './nameTable.ts';
 import { freeNow, Reservation } from './typedArrays.ts';
 import { HashList, NumberSet } from './numberSet.ts';
-import { HeapRoom } from '../platform/heapRoom.ts';
+import { HeapNearLimit, HeapRoom } from '../platform/heapRoom.ts';
 
 /**
  * What the tally may hold before it hands the work to SQL. Whoever makes a Tally may give others
@@ -133,16 +133,6 @@ export function limitsForFile(bytes: number | null, limits: TallyLimits = DEFAUL
  */
 const ROOM_CHECK_CUSTOMERS = 64;
 
-const heapNearLimit = (room: HeapRoom) => `the thread's heap: live objects near its limit of ${room.limitMb} MiB`;
-
-/** The book's walk stopped for want of heap: SQL computes the figures (GuardedTally says why). */
-class TallyOutOfRoom extends Error {
-  constructor(room: HeapRoom) {
-    super(heapNearLimit(room));
-    this.name = 'TallyOutOfRoom';
-  }
-}
-
 type CurrencyTally = {
   name: string;
   index: number;
@@ -229,7 +219,7 @@ export class Tally {
     this.idCount += batch.idCount;
     this.total += rowCount;
     if (!this.complete || rowCount === 0) return;
-    if (this.room.nearLimit()) return this.giveUp(heapNearLimit(this.room));
+    if (this.room.nearLimit()) return this.giveUp(new HeapNearLimit('the tally', this.room).message);
     // Where each row's customer's and product's bytes start; then their numbers, for the whole batch at once.
     if (this.customerAt.length < rowCount) this.scratch(rowCount + (rowCount >> 1));
     const { customerAt, productAt, customerOf, productOf } = this;
@@ -431,7 +421,7 @@ export class Tally {
       const terms: ContractTerm[] = [];
       let walked = 0;
       this.contracts.forEachCustomer((group) => {
-        if (++walked % ROOM_CHECK_CUSTOMERS === 0 && this.room.nearLimit()) throw new TallyOutOfRoom(this.room);
+        if (++walked % ROOM_CHECK_CUSTOMERS === 0 && this.room.nearLimit()) throw new HeapNearLimit('the tally', this.room);
         terms.length = 0;
         for (let i = 0; i < group.count; i++) terms.push(contractTerm(group.startDays[i]!, group.endDays[i]!, group.cents[i]!));
         this.currency(group.currency).customers++;
@@ -439,8 +429,9 @@ export class Tally {
         const changes = book.addCustomer(currency, terms);
         if (changes.length > 0) lines.add(currency, this.customers.bytesOf(group.customer), changes);
       });
-      if (this.room.nearLimit()) throw new TallyOutOfRoom(this.room);
-      return monthlyFigures(book, lines);
+      return monthlyFigures(book, lines, () => {
+        if (this.room.nearLimit()) throw new HeapNearLimit('the tally', this.room);
+      });
     } catch (error) {
       lines.close();
       throw error;
@@ -501,7 +492,7 @@ export class GuardedTally {
     try {
       return count();
     } catch (error) {
-      this.failed = error instanceof TallyOutOfRoom ? error.message : `an error in the tally: ${(error as Error).message}`;
+      this.failed = error instanceof HeapNearLimit ? error.message : `an error in the tally: ${(error as Error).message}`;
       this.close();
       return undefined;
     }

@@ -47,6 +47,14 @@ function collectGarbage(): void {
   collect();
 }
 
+/** Work stopped because its thread's heap was near its limit (HeapRoom.nearLimit). */
+export class HeapNearLimit extends Error {
+  constructor(what: string, room: HeapRoom) {
+    super(`${what}: live objects near the thread's heap limit of ${room.limitMb} MiB`);
+    this.name = 'HeapNearLimit';
+  }
+}
+
 /** Watches one piece of work's room in the heap; `check()` is cheap (a few µs) while there is room. */
 export class HeapRoom {
   private readonly limit: number;
