@@ -50,7 +50,7 @@ export async function startApi(config: Config, databaseUrl: string, log: Logger)
   const outcomes = new VersionOutcomes(databaseUrl, log);
   try {
     await boss.start();
-    await ensureQueues(boss);
+    await ensureQueues(boss, { heartbeatSeconds: config.queueHeartbeatSeconds });
     await outcomes.start();
   } catch (error) {
     await boss.stop({ graceful: false }).catch(() => {});

@@ -98,7 +98,7 @@ function human(result: unknown): string {
 
 // ---- running a command -----------------------------------------------------------------------
 
-type Context = { pool: Pool; databaseUrl: string };
+type Context = { pool: Pool; databaseUrl: string; queueHeartbeatSeconds: number };
 
 /** Opens the database (the embedded one without DATABASE_URL), runs the command, prints its result. */
 async function execute(json: boolean, work: (ctx: Context) => Promise<{ result: unknown; note?: string }>): Promise<void> {
@@ -109,7 +109,7 @@ async function execute(json: boolean, work: (ctx: Context) => Promise<{ result: 
   const pool = createPool(database.url, 2, 'dataset-service-operator');
   try {
     await migrate(pool);
-    const { result, note } = await work({ pool, databaseUrl: database.url });
+    const { result, note } = await work({ pool, databaseUrl: database.url, queueHeartbeatSeconds: config.queueHeartbeatSeconds });
     process.stdout.write(json ? `${JSON.stringify(result, null, 2)}\n` : human(result));
     if (note && !json) process.stderr.write(`${note}\n`);
   } finally {
@@ -135,11 +135,11 @@ async function existingAccount(pool: Pool, id: string): Promise<string> {
 }
 
 /** A pg-boss producer, for the commands that enqueue. */
-async function withQueue<T>(databaseUrl: string, work: (boss: PgBoss) => Promise<T>): Promise<T> {
+async function withQueue<T>({ databaseUrl, queueHeartbeatSeconds }: Context, work: (boss: PgBoss) => Promise<T>): Promise<T> {
   const boss = createBoss(databaseUrl, 'producer', createLogger({ logLevel: 'warn' }, 'operator', 2));
   await boss.start();
   try {
-    await ensureQueues(boss);
+    await ensureQueues(boss, { heartbeatSeconds: queueHeartbeatSeconds });
     return await work(boss);
   } finally {
     await boss.stop({ graceful: false });
@@ -302,10 +302,10 @@ function operatorProgram(): Command {
       return { queues: await jobCounts(pool), jobs: await listJobs(pool, { state: o['state'] as string | undefined, queue: o['queue'] as string | undefined, limit: Number(o['limit'] ?? 50) }) };
     },
   );
-  leaf(jobs, 'retry', "reopen a failed build's version or export and queue it again", (c) => c.argument('<job-id>', 'the job (from jobs list --failed)'), ({ pool, databaseUrl }, [jobId]) =>
-    withQueue(databaseUrl, async (boss) => {
+  leaf(jobs, 'retry', "reopen a failed build's version or export and queue it again", (c) => c.argument('<job-id>', 'the job (from jobs list --failed)'), (ctx, [jobId]) =>
+    withQueue(ctx, async (boss) => {
       try {
-        const retried = await retryJob(pool, boss, jobId!);
+        const retried = await retryJob(ctx.pool, boss, jobId!);
         if (!retried) throw new NotFound(`no failed or dead-lettered job ${jobId}`);
         return retried;
       } catch (error) {
@@ -331,7 +331,8 @@ function operatorProgram(): Command {
     'redeliver',
     'send an event again (same webhook-id) to an endpoint, or to every endpoint it went to',
     (c) => c.argument('<event-id>', 'the event (evt_…)').addOption(opt('--endpoint <id>', 'only to this endpoint (we_…)', 'endpoint', nonEmpty)),
-    async ({ pool, databaseUrl }, [eventId], o) => {
+    async (ctx, [eventId], o) => {
+      const { pool } = ctx;
       const event = await eventById(pool, eventId!);
       if (!event) throw new NotFound(`no event ${eventId}`);
       const endpoints = o['endpoint'] === undefined ? await endpointsOfEvent(pool, eventId!) : [o['endpoint'] as string];
@@ -341,7 +342,7 @@ function operatorProgram(): Command {
         if (owner.accountId !== event.accountId || owner.mode !== event.mode) throw new UsageError(`${id} does not take ${eventId}: another account or mode`);
       }
       if (endpoints.length === 0) throw new UsageError(`${eventId} went to no endpoint: name one with --endpoint`);
-      return withQueue(databaseUrl, async (boss) => ({
+      return withQueue(ctx, async (boss) => ({
         eventId,
         deliveries: await Promise.all(endpoints.map(async (endpointId) => ({ endpointId, deliveryId: await redeliver(pool, boss, eventId!, endpointId) }))),
       }));

@@ -7,7 +7,9 @@ import { useService } from './support/service.ts';
 
 describe('a worker killed mid-build', function () {
   this.timeout(120_000);
-  const svc = useService({ worker: false });
+  // A job whose worker went silent is abandoned after 10 s, pg-boss's floor, rather than the
+  // default 15 s: the web process here creates the queues, so its value is theirs.
+  const svc = useService({ worker: false, env: { QUEUE_HEARTBEAT_SECONDS: '10' } });
 
   it('when the worker gets SIGKILL while building, then another worker retries the job and no read ever shows partial data', async () => {
     const { key } = await svc.tenant();
@@ -18,7 +20,7 @@ describe('a worker killed mid-build', function () {
     const rows = 300_000;
     // The workers' supervisors look for dead workers' jobs every second (10 by default): the job
     // is failed over once its heartbeat lapses, as in production, without waiting 10 s more for it.
-    const worker = () => startScript('worker/main.ts', { ...svc.childEnv, QUEUE_SUPERVISE_INTERVAL_SECONDS: '1' }, /worker started/);
+    const worker = () => startScript('worker/main.ts', { ...svc.childEnv, QUEUE_SUPERVISE_INTERVAL_SECONDS: '1', QUEUE_HEARTBEAT_SECONDS: '10' }, /worker started/);
     const first = await worker();
 
     const created = await postCsv(svc, key, ds, contractsCsv(rows), { wait: 0 });

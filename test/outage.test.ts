@@ -18,8 +18,9 @@ describe('a database restart while the service works', function () {
     database = await startPrivateDatabase();
     // The worker looks for jobs whose worker let go of them (their heartbeat stopped) every second
     // rather than every 10: a build whose attempt failed while the database was away is retried
-    // once its heartbeat lapses, without waiting for the next supervision.
-    fleet = await startFleet(database, { QUEUE_SUPERVISE_INTERVAL_SECONDS: '1' });
+    // once its heartbeat lapses, without waiting for the next supervision; and that heartbeat
+    // lapses after 10 s (pg-boss's floor) rather than the default 15.
+    fleet = await startFleet(database, { QUEUE_SUPERVISE_INTERVAL_SECONDS: '1', QUEUE_HEARTBEAT_SECONDS: '10' });
     key = await fleet.key();
   });
   after(async () => {

@@ -120,7 +120,7 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
     await threads.start();
     await expressThreads.start('without');
     await boss.start();
-    await ensureQueues(boss);
+    await ensureQueues(boss, { heartbeatSeconds: config.queueHeartbeatSeconds });
     await ensureSchedules(boss);
     await boss.work(queues.purgeIdempotencyKeys, purgeIdempotencyKeys(pool, log));
     await boss.work(queues.purgeStaleFiles, purgeStaleFiles(pool, blobs, log));

@@ -29,17 +29,21 @@ export function createBoss(url: string, role: BossRole, log: Logger, { supervise
   return boss;
 }
 
-/** Creates the queues this release uses (idempotent): producers and workers both call it. */
-export async function ensureQueues(boss: PgBoss): Promise<void> {
+/**
+ * Creates the queues this release uses (idempotent): producers and workers both call it. A job
+ * whose worker sent no heartbeat for `heartbeatSeconds` (QUEUE_HEARTBEAT_SECONDS) is failed over
+ * to a retry; a queue that exists keeps the options it was created with.
+ */
+export async function ensureQueues(boss: PgBoss, { heartbeatSeconds }: { heartbeatSeconds: number }): Promise<void> {
   await boss.createQueue(queues.purgeIdempotencyKeys, { retryLimit: 2, expireInSeconds: 300 });
   await boss.createQueue(queues.purgeStaleFiles, { retryLimit: 2, expireInSeconds: 900 });
   await boss.createQueue(queues.purgeOAuthRecords, { retryLimit: 2, expireInSeconds: 300 });
   await boss.createQueue(queues.purgeEvents, { retryLimit: 2, expireInSeconds: 900 });
   // Purges may overlap (each batch is idempotent); one whose worker died is retried after its heartbeat stops.
-  await boss.createQueue(queues.purgeVersions, { retryLimit: 2, expireInSeconds: 4 * 3600, heartbeatSeconds: 15 });
+  await boss.createQueue(queues.purgeVersions, { retryLimit: 2, expireInSeconds: 4 * 3600, heartbeatSeconds });
   // One run computes every version left to backfill: at most one waits while one runs.
-  await boss.createQueue(queues.backfillFigures, { policy: 'stately', retryLimit: 5, retryDelay: 60, expireInSeconds: 4 * 3600, heartbeatSeconds: 15 });
-  await boss.createQueue(queues.purgeDataset, { retryLimit: 10, retryDelay: 30, retryBackoff: true, expireInSeconds: 4 * 3600, heartbeatSeconds: 15 });
+  await boss.createQueue(queues.backfillFigures, { policy: 'stately', retryLimit: 5, retryDelay: 60, expireInSeconds: 4 * 3600, heartbeatSeconds });
+  await boss.createQueue(queues.purgeDataset, { retryLimit: 10, retryDelay: 30, retryBackoff: true, expireInSeconds: 4 * 3600, heartbeatSeconds });
   // A delivery's attempts are its own (webhookDeliveries.ts): pg-boss retries only a job that
   // failed for the service's reasons (its database away), and one whose worker died.
   await boss.createQueue(queues.deliverWebhook, { notify: true, retryLimit: 5, retryDelay: 5, retryBackoff: true, expireInSeconds: 120 });
@@ -57,7 +61,7 @@ export async function ensureQueues(boss: PgBoss): Promise<void> {
       retryDelayMax: 60,
       // Large files take minutes; the heartbeat, not the expiry, catches a worker that died.
       expireInSeconds: 4 * 3600,
-      heartbeatSeconds: 15,
+      heartbeatSeconds,
     });
   }
 }

@@ -50,6 +50,8 @@ const EnvSchema = z.object({
   VERSION_RETENTION_DAYS: z.coerce.number().min(0).max(36_500).default(30),
   PURGE_BATCH_ROWS: z.coerce.number().int().min(100).max(1_000_000).default(20_000),
   QUEUE_SUPERVISE_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
+  // pg-boss refuses a heartbeat under 10 s.
+  QUEUE_HEARTBEAT_SECONDS: z.coerce.number().int().min(10).max(3600).default(15),
 });
 
 /** The S3-compatible store's settings (BLOB_STORE=s3). Without keys, the AWS default chain applies. */
@@ -145,9 +147,15 @@ export type Config = {
   /**
    * How often each worker's queue supervisor looks for jobs whose worker died (their heartbeat
    * stopped) or that ran past their expiry, and fails them over to a retry: a dead worker's build
-   * is retried this long at most after its heartbeat (15 s) lapsed.
+   * is retried this long at most after its heartbeat (QUEUE_HEARTBEAT_SECONDS) lapsed.
    */
   queueSuperviseIntervalSeconds: number;
+  /**
+   * How long a build, purge or backfill may go without its worker's heartbeat before its job
+   * counts as abandoned (its worker died) and is failed over to a retry. It is a queue's setting,
+   * taken by the process that first creates the queue: a database keeps the value it was made with.
+   */
+  queueHeartbeatSeconds: number;
 };
 
 export class ConfigError extends Error {}
@@ -210,5 +218,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     versionRetentionDays: e.VERSION_RETENTION_DAYS,
     purgeBatchRows: e.PURGE_BATCH_ROWS,
     queueSuperviseIntervalSeconds: e.QUEUE_SUPERVISE_INTERVAL_SECONDS,
+    queueHeartbeatSeconds: e.QUEUE_HEARTBEAT_SECONDS,
   };
 }
