@@ -359,15 +359,16 @@ describe('metrics and catalog', () => {
       const local = await startService({ worker: false });
       // A thread of 16 MiB: enough to start and tally a file of 10,000 rows (with room to spare:
       // a thread of 12 MiB sometimes ran out on a small file in CI), not the monthly figures of
-      // 24,000 contracts each in a month of its own. A thread that reached its limit was ended
-      // by Node only for some shapes of allocation, and for others took this process down with
-      // it: the tally looks at its heap's room (shared/platform/heapRoom.ts) and gives up first.
+      // 14,000 contracts each in a month of its own (those of 8,000 fit). A thread that reached
+      // its limit was ended by Node only for some shapes of allocation, and for others took this
+      // process down with it: the tally looks at its heap's room (shared/platform/heapRoom.ts)
+      // and gives up first.
       const starved = new TallyThread(16);
       const roomy = new TallyThread(192);
       const currencies = ['EUR', 'USD', 'GBP', 'CHF', 'SEK', 'JPY', 'PLN', 'NOK', 'DKK', 'CZK'];
       const month = (i: number) => `${1000 + Math.floor(i / 12)}-${String(1 + (i % 12)).padStart(2, '0')}`;
       // Each contract holds one month end, of a month of its own.
-      const manyMonths = [HEADER, ...Array.from({ length: 24_000 }, (_, i) => `m${i},Customer ${i % 5000},Pro,${month(i)}-01,${month(i + 1)}-01,${10 + (i % 1000)}.25,${currencies[i % 10]}`)].join('\n');
+      const manyMonths = [HEADER, ...Array.from({ length: 14_000 }, (_, i) => `m${i},Customer ${i % 5000},Pro,${month(i)}-01,${month(i + 1)}-01,${10 + (i % 1000)}.25,${currencies[i % 10]}`)].join('\n');
       try {
         const tenant = await local.tenant();
         const ds = await newDataset(local, tenant.key);
