@@ -117,9 +117,10 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
   const relay = new EventRelay(pool, boss, databaseUrl, log, () => deliveries.wake());
   try {
     await migrate(pool);
-    await threads.start();
-    await expressThreads.start('without');
-    await boss.start();
+    // The lanes' threads load the build's modules while pg-boss starts: together, not one after another.
+    const started = await Promise.allSettled([threads.start(), expressThreads.start('without'), boss.start()]);
+    const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) throw failed.reason;
     await ensureQueues(boss, { heartbeatSeconds: config.queueHeartbeatSeconds });
     await ensureSchedules(boss);
     await boss.work(queues.purgeIdempotencyKeys, purgeIdempotencyKeys(pool, log));
