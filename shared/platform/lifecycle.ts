@@ -6,8 +6,11 @@ import { createLogger, type Logger } from './log.ts';
 export type Stoppable = { name: string; stop(): Promise<void> };
 
 // Each part honours SHUTDOWN_TIMEOUT_MS itself (pg-boss, for one, waits at least a second for
-// running jobs, then hands them back); this margin only catches a part that hangs.
-const DEADLINE_MARGIN_MS = 5_000;
+// running jobs, then hands them back); this margin only catches a part that hangs. The worker's
+// stop may take SHUTDOWN_TIMEOUT_MS twice (its deliveries, then pg-boss) and then up to 5 s for a
+// build told to stop to roll back (worker/buildThreads.ts): with 5 s here, a worker stopped
+// mid-build sometimes said its stop timed out and exited 1 (scaleout's SIGTERM test in CI).
+const DEADLINE_MARGIN_MS = 15_000;
 
 export async function stopAll(parts: Stoppable[], log: Logger, timeoutMs: number): Promise<boolean> {
   let clean = true;
