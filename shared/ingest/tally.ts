@@ -421,7 +421,7 @@ export class Tally {
       const terms: ContractTerm[] = [];
       let walked = 0;
       this.contracts.forEachCustomer((group) => {
-        if (++walked % ROOM_CHECK_CUSTOMERS === 0 && this.room.nearLimit()) throw new HeapNearLimit('the tally', this.room);
+        if (++walked % ROOM_CHECK_CUSTOMERS === 0) this.room.check('the tally');
         terms.length = 0;
         for (let i = 0; i < group.count; i++) terms.push(contractTerm(group.startDays[i]!, group.endDays[i]!, group.cents[i]!));
         this.currency(group.currency).customers++;
@@ -429,9 +429,7 @@ export class Tally {
         const changes = book.addCustomer(currency, terms);
         if (changes.length > 0) lines.add(currency, this.customers.bytesOf(group.customer), changes);
       });
-      return monthlyFigures(book, lines, () => {
-        if (this.room.nearLimit()) throw new HeapNearLimit('the tally', this.room);
-      });
+      return monthlyFigures(book, lines, () => this.room.check('the tally'));
     } catch (error) {
       lines.close();
       throw error;

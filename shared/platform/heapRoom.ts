@@ -75,6 +75,11 @@ export class HeapRoom {
     return Math.round(this.limit / 2 ** 20);
   }
 
+  /** Throws HeapNearLimit, naming `what` stopped, when nearLimit() says so. */
+  check(what: string): void {
+    if (this.nearLimit()) throw new HeapNearLimit(what, this);
+  }
+
   /**
    * Whether live objects take more than the share of the old generation's limit (0.8 by default):
    * false while its used size is below that; past it, the heap is collected first, and only what
