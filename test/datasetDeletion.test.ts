@@ -6,18 +6,26 @@ import { eventually } from './support/eventually.ts';
 import { useService } from './support/service.ts';
 
 const GOOD = `${HEADER}\nc1,Acme,Pro,2026-01-01,2026-12-31,1200.00,EUR\n`;
+// Over 1 MiB, so not built in the express lane (whose tally keeps its customers' changes in memory, for the shared table).
+const LARGER = `${HEADER}\n${Array.from({ length: 15_000 }, (_, i) => `c${i},Customer ${i} of a book over a mebibyte,Pro,2026-01-01,2026-12-31,1200.00,EUR`).join('\n')}\n`;
 const BAD = `${HEADER}\nc1,,Pro,2026-01-01,2026-12-31,1,EUR\n`;
 
 describe('deleting a dataset', () => {
-  const svc = useService();
+  // A version of two rows or more (past the express lane) keeps its customers in a table of its own (sql/029); one of one row, in the shared table.
+  const svc = useService({ env: { CUSTOMERS_APART_ROWS: '2' } });
 
   it('when a dataset is deleted, then it and everything of it answer 404 at once, its externalRef is free, and its data and files are purged', async function () {
     this.timeout(60_000);
     const { key } = await svc.tenant();
     const ds = await newDataset(svc, key, 'crm-2026');
     const active = await postCsv(svc, key, ds, GOOD);
+    const larger = await postCsv(svc, key, ds, LARGER);
     const failed = await postCsv(svc, key, ds, BAD);
-    expect([active.status, failed.status]).to.deep.equal([201, 422]);
+    expect([active.status, larger.status, failed.status]).to.deep.equal([201, 201, 422]);
+    const customers = `SELECT (SELECT count(*) FROM version_customers WHERE version_id = ANY($1)) AS shared,
+                              (SELECT count(*) FROM pg_tables WHERE schemaname = 'version_customers_apart' AND tablename = ANY($1)) AS tables`;
+    const versionIds = [active.json.id, larger.json.id, failed.json.versionId];
+    expect((await svc.db.query(customers, [versionIds])).rows[0]).to.deep.equal({ shared: 1, tables: 1 });
     const exp = await svc.request(`/v1/datasets/${ds}/exports`, { key, json: { format: 'csv' } });
     const ready = await eventually(() => svc.request(`/v1/datasets/${ds}/exports/${exp.json.id}`, { key }), (r) => r.json.status === 'ready');
     const upload = (await svc.request(`/v1/datasets/${ds}/uploads`, { key, json: {} })).json;
@@ -67,9 +75,11 @@ describe('deleting a dataset', () => {
               (SELECT count(*) FROM exports WHERE dataset_id = $1) AS exports,
               (SELECT count(*) FROM uploads WHERE dataset_id = $1) AS uploads,
               (SELECT count(*) FROM blobs WHERE id = ANY($3)) AS files`,
-      [ds, [active.json.id, failed.json.versionId], files.map((f) => f.blob_id)],
+      [ds, versionIds, files.map((f) => f.blob_id)],
     );
     expect(left.rows[0]).to.deep.equal({ datasets: 0, versions: 0, rows: 0, errors: 0, exports: 0, uploads: 0, files: 0 });
+    // Each customer's changes too: no foreign key holds them to the version.
+    expect((await svc.db.query(customers, [versionIds])).rows[0]).to.deep.equal({ shared: 0, tables: 0 });
     // Its events stay, for their 30 days.
     const events = await svc.request('/v1/events?type=dataset.deleted', { key });
     expect(events.json.data.map((e: { data: { object: { id: string } } }) => e.data.object.id)).to.deep.equal([ds]);

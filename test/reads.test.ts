@@ -327,7 +327,7 @@ describe('metrics and catalog', () => {
       }
     });
 
-    it('when a tally thread counts the rows, then the customers\' rows go to PostgreSQL as its book makes them, and every read is the same as when they are held and stored after', async function () {
+    it('when a tally thread counts the rows, then the customers\' rows go to PostgreSQL as its book makes them, to the shared table or to one of the version\'s own, and every read is the same as when they are held and stored after', async function () {
       this.timeout(120_000);
       const local = await startService({ worker: false });
       const thread = new TallyThread(192);
@@ -341,12 +341,33 @@ describe('metrics and catalog', () => {
         const held = await newDataset(local, tenant.key);
         const second = await postCsv(local, tenant.key, held, csv, { wait: 0 });
         expect(await buildNow(local, second.json.id)).to.include({ outcome: 'active', readsIn: 'node', customersStreamed: false });
-        const count = async (versionId: string) => Number((await local.db.query('SELECT count(*) AS n FROM version_customers WHERE version_id = $1', [versionId])).rows[0].n);
+        // Into a table of the version's own (sql/029), indexed once full.
+        const apart = await newDataset(local, tenant.key);
+        const third = await postCsv(local, tenant.key, apart, csv, { wait: 0 });
+        expect(await buildNow(local, third.json.id, { tallyFeed: (limits) => thread.feed(limits), customersApartRows: 20_000 })).to.include({ outcome: 'active', customersStreamed: true });
+        const count = async (versionId: string, table = 'version_customers') => Number((await local.db.query(`SELECT count(*) AS n FROM ${table} WHERE version_id = $1`, [versionId])).rows[0].n);
         expect(await count(first.json.id)).to.equal(await count(second.json.id)).and.be.above(1000);
-        for (const read of ['metrics', 'cohorts', 'customers?month=2022-06&limit=100', 'customers?month=2024-01&movement=churn&limit=100']) {
+        expect([await count(third.json.id), await count(third.json.id, `version_customers_apart."${third.json.id}"`)]).to.deep.equal([0, await count(second.json.id)]);
+        // Rates for two months, so that the customers read in a reporting currency has figures to convert, and lines it cannot.
+        const rates = [['2022-06', 'USD', '0.9'], ['2022-06', 'GBP', '1.17'], ['2022-05', 'USD', '0.91']].map(([month, currency, rate]) => ({ month, currency, rate }));
+        expect((await local.request('/v1/exchange-rates', { key: tenant.key, json: { base: 'EUR', rates } })).status).to.equal(201);
+        const reads = ['metrics', 'cohorts', 'customers?month=2022-06&limit=100', 'customers?month=2024-01&movement=churn&limit=100', 'customers?month=2022-06&reportingCurrency=EUR&limit=100'];
+        for (const month of ['2019-01', '2022-06', '2025-12']) {
+          for (const movement of ['newBusiness', 'expansion', 'contraction', 'churn', 'reactivation', 'retained']) reads.push(`customers?month=${month}&movement=${movement}&limit=20`);
+        }
+        for (const read of reads) {
           const a = (await local.request(`/v1/datasets/${held}/${read}`, { key: tenant.key })).json;
-          const b = (await local.request(`/v1/datasets/${streamed}/${read}`, { key: tenant.key })).json;
-          expect(b.data ?? b.monthly, read).to.deep.equal(a.data ?? a.monthly).and.not.be.empty;
+          for (const other of [streamed, apart]) {
+            const b = (await local.request(`/v1/datasets/${other}/${read}`, { key: tenant.key })).json;
+            expect(b.data ?? b.monthly, read).to.deep.equal(a.data ?? a.monthly);
+          }
+          if (!read.includes('movement=')) expect(a.data ?? a.monthly, read).not.to.be.empty;
+          // The next page too, where there is one.
+          if (a.nextCursor) {
+            const next = (await local.request(`/v1/datasets/${held}/${read}&cursor=${a.nextCursor}`, { key: tenant.key })).json;
+            const apartNext = (await local.request(`/v1/datasets/${apart}/${read}&cursor=${a.nextCursor}`, { key: tenant.key })).json;
+            expect(apartNext.data, `${read}, page 2`).to.deep.equal(next.data);
+          }
         }
       } finally {
         await thread.close();

@@ -7,6 +7,7 @@ import { type Pool, withTransaction } from '../platform/db.ts';
 import { deleteRowsOfVersion } from './contractRows.ts';
 import { deleteDatasetRecord, isDeleted } from './datasets.ts';
 import { deleteExportsOfDataset, exportFilesOfDataset } from './exports.ts';
+import { deleteCustomerChanges } from './monthlyFigures.ts';
 import { deleteUploadsOfDataset } from './uploads.ts';
 import { claimBuild, deleteVersionsOfDataset, versionsOfDataset } from './versions.ts';
 
@@ -30,6 +31,7 @@ export async function purgeDeletedDataset(pool: Pool, blobs: BlobStore, datasetI
     // A build of it still running ends first (it then finds the dataset deleted and rolls back).
     await withTransaction(pool, (client) => claimBuild(client, version.id));
     rows += await deleteRowsOfVersion(pool, version.id);
+    await deleteCustomerChanges(pool, version.id); // not the version's: no foreign key (sql/016), or a table of their own (sql/029)
   }
   const exportFiles = await deleteExportsOfDataset(pool, datasetId);
   const deletedVersions = await deleteVersionsOfDataset(pool, datasetId);

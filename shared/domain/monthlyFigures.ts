@@ -35,9 +35,44 @@ const unescapeCopy = (text: string) =>
       )
     : text;
 
-/** The COPY of customers' rows as CustomerLinesWriter writes them (binary), inside the build's transaction. */
-export const copyCustomersIn = () =>
-  copyFrom('COPY version_customers (version_id, currency, customer, first_month, last_month, changes, moves) FROM STDIN (FORMAT binary)');
+/** The COPY of customers' rows as CustomerLinesWriter writes them (binary), inside the build's transaction: into `table` (customersTableName). */
+export const copyCustomersIn = (table = SHARED_CUSTOMERS) =>
+  copyFrom(`COPY ${table} (version_id, currency, customer, first_month, last_month, changes, moves) FROM STDIN (FORMAT binary)`);
+
+/** Where small versions' customers are kept, all together. */
+const SHARED_CUSTOMERS = 'version_customers';
+
+/** The table of a version's customers: the shared one, or the version's own in version_customers_apart (sql/029). */
+export function customersTableName(versionId: string, apart: boolean): string {
+  return apart ? `version_customers_apart."${versionId.replaceAll('"', '""')}"` : SHARED_CUSTOMERS;
+}
+
+/** The table of a version's customers, as its record says (customersTableName). */
+export async function customersTableOf(db: Queryable, versionId: string): Promise<string> {
+  const { rows } = await db.query<{ apart: boolean }>('SELECT customers_apart AS apart FROM versions WHERE id = $1', [versionId]);
+  return customersTableName(versionId, rows[0]?.apart === true);
+}
+
+/** Makes a version's own table of customers (sql/029), with no index yet, inside the build's transaction: COPY fills it, then indexCustomersApart. */
+export async function createCustomersApart(client: Client, versionId: string): Promise<string> {
+  const table = customersTableName(versionId, true);
+  await client.query(`CREATE TABLE ${table} (LIKE version_customers)`);
+  return table;
+}
+
+/**
+ * Indexes a version's own table of customers once it is full, and records that it has one. The
+ * indexes of version_customers (sql/016, 024, 028) without its leading version_id, which is the
+ * same in every row here (each comparison of a sort would compare it first).
+ */
+export async function indexCustomersApart(client: Client, versionId: string): Promise<void> {
+  const table = customersTableName(versionId, true);
+  await client.query(`ALTER TABLE ${table} ADD PRIMARY KEY (currency, customer)`);
+  await client.query(`CREATE INDEX ON ${table} (first_month)`);
+  await client.query(`CREATE INDEX ON ${table} (last_month)`);
+  await client.query(`CREATE INDEX ON ${table} USING gin (moves)`);
+  await client.query('UPDATE versions SET customers_apart = true WHERE id = $1', [versionId]);
+}
 
 /** Stores a version's monthly figures, inside the build's transaction. */
 export async function storeMonthlyFigures(client: Client, versionId: string, figures: MonthlyFigures): Promise<void> {
@@ -74,16 +109,18 @@ export async function storeMonthlyFigures(client: Client, versionId: string, fig
   ]);
 }
 
-/** Rows past which an active build analyzes the customers' table. */
+/** Rows past which an active build analyzes the shared customers' table. */
 const ANALYZE_AFTER_ROWS = 500_000;
 
 /**
- * After a build of `rows` rows is active: a large one's customers may be most of their table, and
- * planned without their statistics (autovacuum gathers them after its next nap), a customers read
- * of a sparse month scans every customer of the version in order.
+ * After a build of `rows` rows is active: planned without their statistics (autovacuum gathers
+ * them after its next nap), a customers read of a sparse month scans every customer of the version
+ * in order. A version's own table is analyzed (it is new); the shared one when the version's
+ * customers may be most of it.
  */
-export async function analyzeCustomersAfter(pool: Pool, rows: number): Promise<void> {
-  if (rows >= ANALYZE_AFTER_ROWS) await pool.query('ANALYZE version_customers');
+export async function analyzeCustomersOf(pool: Pool, versionId: string, rows: number): Promise<void> {
+  const table = await customersTableOf(pool, versionId);
+  if (table !== SHARED_CUSTOMERS || rows >= ANALYZE_AFTER_ROWS) await pool.query(`ANALYZE ${table}`);
 }
 
 /** Customers' rows read per fetch while the basis for conversion is made. */
@@ -99,12 +136,13 @@ export async function storeFxBasis(client: Client, versionId: string, bounds: re
   const builder = new FxBasisBuilder(bounds, cells);
   // From the cells, only customers of several currencies are read: a version of one currency has none.
   if (cells && bounds.length <= 1) return storeBasis(client, versionId, builder.done());
-  const several = `AND customer IN (SELECT customer FROM version_customers WHERE version_id = $1 GROUP BY customer HAVING count(*) > 1)`;
+  const table = await customersTableOf(client, versionId);
+  const several = `AND customer IN (SELECT customer FROM ${table} WHERE version_id = $1 GROUP BY customer HAVING count(*) > 1)`;
   // Every row is read: planned for all of them (for the first tenth, the several customers' subquery took seconds at 1M rows).
   await client.query('SET LOCAL cursor_tuple_fraction = 1');
   await client.query(
     `DECLARE fx_customers NO SCROLL CURSOR FOR
-     SELECT customer, currency::text AS currency, first_month, changes FROM version_customers
+     SELECT customer, currency::text AS currency, first_month, changes FROM ${table}
      WHERE version_id = $1 ${cells ? several : ''} ORDER BY customer, currency`,
     [versionId],
   );
@@ -244,6 +282,9 @@ export async function computeMonthlyFigures(client: Client, versionId: string): 
  * currency first (versionRetention.ts): it is made from them.
  */
 export async function deleteCustomerChanges(pool: Pool, versionId: string): Promise<void> {
+  // Read from the shared table (and found none) from here on.
+  await pool.query('UPDATE versions SET customers_apart = false WHERE id = $1', [versionId]);
+  await pool.query(`DROP TABLE IF EXISTS ${customersTableName(versionId, true)}`);
   await pool.query('DELETE FROM version_customers WHERE version_id = $1', [versionId]);
 }
 
@@ -301,18 +342,19 @@ export async function readCustomerMonths(
   // sorted. Else the version's customers are walked in order until a page is found, which reads
   // about SCAN_ROWS × customers ÷ held rows: so they are taken apart when fewer than
   // √(SCAN_ROWS × customers) (10M rows: the last month 179 -> 10 ms).
-  const { rows: shape } = await db.query<{ covering: string[]; customers: number | null; held: number | null }>(
+  const { rows: shape } = await db.query<{ covering: string[]; customers: number | null; held: number | null; apart: boolean | null }>(
     `SELECT ARRAY(SELECT currency::text FROM version_series WHERE version_id = $1 AND first_month <= $4 AND last_month >= $4) AS covering,
+            (SELECT customers_apart FROM versions WHERE id = $1) AS apart,
             (SELECT sum((c->>'customers')::int) FROM version_reads r, json_array_elements(r.currencies) c WHERE r.version_id = $1)::int AS customers,
             (SELECT sum(CASE WHEN $3::text IS NULL THEN (m.figures->>'activeCustomers')::int ELSE (m.figures->'movements'->$3::text->>'customers')::int END)
              FROM version_months m WHERE m.version_id = $1 AND m.month = $2::date)::int AS held`,
     [versionId, formatMonthStart(month), movedThen === null ? null : query.movement, month],
   );
-  const { covering, customers, held } = shape[0]!;
+  const { covering, customers, held, apart: ownTable } = shape[0]!;
   const apart = customers !== null && held !== null && held * held < SCAN_ROWS * customers;
   // Currencies as char(3), as the column (compared as text, the primary key went unused); a movement through its index (sql/028).
   const matching = `SELECT c.currency::text AS currency, c.customer, c.first_month, c.changes
-       FROM version_customers c
+       FROM ${customersTableName(versionId, ownTable === true)} c
        WHERE c.version_id = $1 AND ($2::char(3) IS NULL OR c.currency = $2::char(3)) AND c.currency = ANY ($7::char(3)[])
          AND c.first_month <= $3 AND c.last_month >= $3
          AND ($4::text IS NULL OR (c.currency, c.customer) > ($4::char(3), $5::text COLLATE "C"))

@@ -16,6 +16,7 @@ import type { Tenant } from './datasets.ts';
 import { ratesInForce } from './exchangeRates.ts';
 import { convertApart, convertCohortsApart } from './fxBasisMaker.ts';
 import { keptAnswer } from './fxAnswers.ts';
+import { customersTableOf } from './monthlyFigures.ts';
 
 /** A small cache that forgets the least recently used. */
 class Recent<T> {
@@ -131,7 +132,7 @@ export async function readReportingCustomerMonths(
   currency: string,
   query: { month: string; movement?: CustomerMovement | undefined; limit: number; after?: string | undefined },
 ) {
-  const set = await ratesFor(pool, tenant, currency);
+  const [set, table] = await Promise.all([ratesFor(pool, tenant, currency), customersTableOf(pool, versionId)]);
   const month = parseMonth(query.month);
   const [{ rows: series }, { rows: held }] = await Promise.all([
     pool.query<{ currency: string; covers: boolean }>(
@@ -157,7 +158,7 @@ export async function readReportingCustomerMonths(
     const { rows } = await pool.query<Line>(
       // char(3), as the column: compared as text, the primary key went unused (a whole scan of the version's customers per currency: 0.7 s a page at 10M rows).
       `SELECT x.* FROM unnest($2::char(3)[]) AS cur(c) CROSS JOIN LATERAL (
-         SELECT customer, currency::text AS currency, first_month, changes FROM version_customers
+         SELECT customer, currency::text AS currency, first_month, changes FROM ${table}
          WHERE version_id = $1 AND currency = cur.c AND first_month <= $3 AND last_month >= $3 AND ($4::text IS NULL OR customer > $4::text COLLATE "C")
          ORDER BY customer LIMIT $5) x`,
       [versionId, covering, month, after ?? null, scan],
@@ -188,7 +189,7 @@ export async function readReportingCustomerMonths(
     const returning = new Set<string>();
     if (maybeNew.length > 0) {
       const { rows: before } = await pool.query<{ customer: string }>(
-        'SELECT DISTINCT customer FROM version_customers WHERE version_id = $1 AND currency = ANY ($2::char(3)[]) AND customer = ANY ($3::text[]) AND first_month < $4',
+        `SELECT DISTINCT customer FROM ${table} WHERE version_id = $1 AND currency = ANY ($2::char(3)[]) AND customer = ANY ($3::text[]) AND first_month < $4`,
         [versionId, all, maybeNew, month],
       );
       for (const r of before) returning.add(r.customer);

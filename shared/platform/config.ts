@@ -22,6 +22,7 @@ const EnvSchema = z.object({
   EXPRESS_BUILD_HEAP_MB: z.coerce.number().int().min(24).max(16_384).default(48),
   BUILD_HEAP_MB: z.coerce.number().int().min(16).max(16_384).default(192),
   TALLY_HEAP_MB: z.coerce.number().int().min(16).max(16_384).default(192),
+  CUSTOMERS_APART_ROWS: z.coerce.number().int().min(1).default(50_000),
   BLOB_STORE: z.enum(['postgres', 's3']).default('postgres'),
   S3_BUCKET: z.string().min(3).max(63).optional(),
   S3_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
@@ -106,6 +107,11 @@ export type Config = {
    * caps (shared/ingest/tally.ts).
    */
   tallyHeapMb: number;
+  /**
+   * Rows of a file from which its version's customers get a table of their own, indexed once it is
+   * full (sql/029), rather than rows of the shared table, each indexed as it is written.
+   */
+  customersApartRows: number;
   blobStore: { kind: 'postgres' } | S3Settings;
   /** Behind a TLS-terminating proxy: honour X-Forwarded-Proto/-Host/-For. */
   trustProxy: boolean;
@@ -191,6 +197,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     expressBuildHeapMb: e.EXPRESS_BUILD_HEAP_MB,
     buildHeapMb: e.BUILD_HEAP_MB,
     tallyHeapMb: e.TALLY_HEAP_MB,
+    customersApartRows: e.CUSTOMERS_APART_ROWS,
     blobStore:
       e.BLOB_STORE === 's3'
         ? {

@@ -17,7 +17,7 @@ import { parseContracts } from '../../shared/ingest/parseContracts.ts';
 import { GuardedTally, limitsForFile, type TallyEnd, type TallyLimits, type TallyResult } from '../../shared/ingest/tally.ts';
 import { LocalTallyFeed, type TallyFeed } from '../../shared/ingest/tallyFeed.ts';
 import { computeReads, storeReads } from '../../shared/domain/metricsAndCatalog.ts';
-import { computeMonthlyFigures, copyCustomersIn, storeMonthlyFigures } from '../../shared/domain/monthlyFigures.ts';
+import { computeMonthlyFigures, copyCustomersIn, createCustomersApart, indexCustomersApart, storeMonthlyFigures } from '../../shared/domain/monthlyFigures.ts';
 import { discardCustomerLines } from '../../shared/figures/customerChanges.ts';
 import { type RecognisedColumns, type VersionWarning, versionWarnings } from '../../shared/contract/columns.ts';
 import {
@@ -61,6 +61,8 @@ export type BuildOptions = {
   tallyLimits?: TallyLimits;
   /** Where the rows are counted: by default in the build's own thread (a build thread hands its tally thread's feed). */
   tallyFeed?: (limits?: TallyLimits) => TallyFeed;
+  /** Rows from which a version's customers get a table of their own (CUSTOMERS_APART_ROWS; sql/029); none if not given. */
+  customersApartRows?: number;
 };
 
 /** Builds the version unless it is already finished (a retry after a commit). */
@@ -159,7 +161,8 @@ async function build(pool: Pool, blobs: BlobStore, views: Views, version: Builda
     if (spill.count > 0) {
       outcome = 'failed';
     } else {
-      const figures = tallied.complete ? await tallyResult(client, tally, distinctContractIds, versionId) : undefined;
+      const apart = seen.rows >= (options.customersApartRows ?? Infinity);
+      const figures = tallied.complete ? await tallyResult(client, tally, distinctContractIds, versionId, apart) : undefined;
       readsInNode = figures !== undefined;
       customersStreamed = figures?.figures.customers.streamed === true;
       if (tallied.complete && !figures) tallied = { ...tallied, gaveUpOn: tally.whyLost?.() ?? 'the tally could not give its figures' };
@@ -225,18 +228,21 @@ async function build(pool: Pool, blobs: BlobStore, views: Views, version: Builda
  * while its book makes them, so that PostgreSQL stores them as the book goes on rather than after
  * it (realistic 10M rows: the book and that COPY took 21 and 17 s one after the other). If the
  * figures cannot be had after all (the thread ended, the COPY failed), what was written goes, back
- * to the savepoint, and the build computes them in SQL.
+ * to the savepoint, and the build computes them in SQL. `apart`: into a table of the version's own,
+ * indexed once full (sql/029).
  */
-async function tallyResult(client: Client, tally: TallyFeed, distinctContractIds: number, versionId: string): Promise<TallyResult | undefined> {
+async function tallyResult(client: Client, tally: TallyFeed, distinctContractIds: number, versionId: string, apart: boolean): Promise<TallyResult | undefined> {
   if (!tally.streamsLines) return tally.result(distinctContractIds, versionId);
   await client.query('SAVEPOINT customer_rows');
-  const copy = client.query(copyCustomersIn());
+  const table = apart ? await createCustomersApart(client, versionId) : undefined;
+  const copy = client.query(copyCustomersIn(table));
   const stored = finished(copy);
   stored.catch(() => {}); // awaited below, once the book is done
   const result = await tally.result(distinctContractIds, versionId, copy);
   if (result?.figures.customers.streamed) {
     copy.end();
     await stored;
+    if (apart) await indexCustomersApart(client, versionId);
     await client.query('RELEASE SAVEPOINT customer_rows');
     return result;
   }
