@@ -35,10 +35,11 @@ let collect: (() => void) | undefined;
 /**
  * A full collection of this thread's heap, now. The heap's used size counts garbage until V8
  * collects it, which it may put off until near the limit, so a used size alone would stop work
- * that fits. V8 gives `gc` only to contexts made while --expose-gc is set: one is made, its `gc`
- * kept, and the flag set back (Jest's leak detector does the same).
+ * that fits (and a thread that allocates little on its heap lets other threads' buffers handed to
+ * it wait long for theirs). V8 gives `gc` only to contexts made while --expose-gc is set: one is
+ * made, its `gc` kept, and the flag set back (Jest's leak detector does the same).
  */
-function collectGarbage(): void {
+export function collectGarbage(): void {
   if (!collect) {
     setFlagsFromString('--expose-gc');
     collect = runInNewContext('gc') as () => void;
