@@ -98,9 +98,12 @@ describe('workers that scale out', function () {
     const [first] = await startWorkers(1, { SHUTDOWN_TIMEOUT_MS: '1000' });
     const ds = await newDataset(svc, key);
     // Big enough that the build outlasts the worker's second of grace: SIGTERM comes as soon as it
-    // reports its first rows, with seconds of work still ahead of it (about 3 s here at ~140k rows/s).
+    // reports its first rows, with seconds of work still ahead of it (about 2.5 s here; 400k rows
+    // were built within the grace once large versions' customers got a table of their own). A
+    // build stopped while its customers' rows were written, or between statements, went on to
+    // activate the version without its job: it now stops (versionBuild.ts, throwIfAborted).
     // Had the first worker finished it, it would have logged the build: checked below.
-    const rows = 400_000;
+    const rows = 1_000_000;
     const created = await postCsv(svc, key, ds, contractsCsv(rows), { wait: 0 });
     const path = `/v1/datasets/${ds}/versions/${created.json.id}`;
     await eventually(() => svc.request(path, { key }), (r) => r.json.status === 'building' && r.json.progress.rowsProcessed > 0, { everyMs: 10 });

@@ -163,6 +163,9 @@ async function build(pool: Pool, blobs: BlobStore, views: Views, version: Builda
     } else {
       const apart = seen.rows >= (options.customersApartRows ?? Infinity);
       const figures = tallied.complete ? await tallyResult(client, tally, distinctContractIds, versionId, apart) : undefined;
+      // Stopped while the customers' rows were being written (their COPY cancelled): not a reason
+      // to compute the figures in SQL, and build on without the job.
+      signal.throwIfAborted();
       readsInNode = figures !== undefined;
       customersStreamed = figures?.figures.customers.streamed === true;
       if (tallied.complete && !figures) tallied = { ...tallied, gaveUpOn: tally.whyLost?.() ?? 'the tally could not give its figures' };
@@ -175,6 +178,8 @@ async function build(pool: Pool, blobs: BlobStore, views: Views, version: Builda
         await storeMonthlyFigures(client, versionId, figures?.figures ?? (await computeMonthlyFigures(client, versionId)));
         phase.end('figuresMs');
         warnings = versionWarnings(columns, reads);
+        // The cancel that a stop sends ends the statement then running, not the ones after it.
+        signal.throwIfAborted();
         outcome = await activateVersion(client, version, { ...reads, rowsProcessed: seen.rows, bytesProcessed: seen.bytes }, { columns, warnings }, views);
       } finally {
         discardCustomerLines(figures?.figures.customers); // stored, or not to be
