@@ -1,6 +1,7 @@
 // The room left in a thread's heap (shared/platform/heapRoom.ts): work that keeps what it makes is
 // told to stop before its thread reaches its limit, where V8 may take the whole process down;
-// work that makes only garbage is never stopped, however much of it there is.
+// work that makes only garbage is never stopped, however much of it there is. And the buffers a
+// thread lets go are collected as they pile up, not 64 MiB later.
 import { Worker } from 'node:worker_threads';
 import { expect } from 'chai';
 
@@ -50,5 +51,45 @@ describe('room in a thread heap', () => {
     // look that did not collect first would take for live objects.
     const answer = await runInThread(16, 800);
     expect(answer).to.include({ stopped: false });
+  });
+});
+
+/**
+ * The most bytes of buffers a thread held at once (external memory, MiB) while it streamed 1 MiB
+ * chunks, 100 MiB a second for `ms`, each let go once written (a stream's chunks, another
+ * thread's messages), with its collection of let-go buffers on or off.
+ */
+function streamInThread(collecting: boolean, ms: number): Promise<number> {
+  const module = new URL('../shared/platform/heapRoom.ts', import.meta.url).href;
+  const worker = new Worker(
+    `const { parentPort } = require('node:worker_threads');
+     const { getHeapStatistics } = require('node:v8');
+     import(${JSON.stringify(module)}).then(({ collectLetGoBuffers }) => {
+       if (${collecting}) collectLetGoBuffers();
+       let most = 0;
+       const started = Date.now();
+       const tick = () => {
+         const chunk = Buffer.alloc(1 << 20, 1); // written, then let go
+         most = Math.max(most, getHeapStatistics().external_memory);
+         if (Date.now() - started < ${ms}) setTimeout(tick, 10);
+         else parentPort.postMessage(most / 2 ** 20);
+       };
+       tick();
+     });`,
+    { eval: true },
+  );
+  return new Promise<number>((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  }).finally(() => worker.terminate());
+}
+
+describe('buffers a thread lets go', () => {
+  it('when a thread streams buffers and lets each go, then they are collected as they pile up: it never holds much more than 16 MiB of them', async function () {
+    this.timeout(30_000);
+    const [collected, left] = await Promise.all([streamInThread(true, 3000), streamInThread(false, 3000)]);
+    expect(collected).to.be.below(40);
+    // Left to V8, they pile up to 64 MiB or so before it collects: the test can tell the two apart.
+    expect(left).to.be.above(56);
   });
 });

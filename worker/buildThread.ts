@@ -12,6 +12,7 @@ import type { TallyLimits } from '../shared/ingest/tally.ts';
 import { type BuildSummary, buildVersionNow } from './jobs/versionBuild.ts';
 import { TallyThread } from './tallyThreads.ts';
 import { lowerThreadPriority } from '../shared/platform/threadPriority.ts';
+import { collectLetGoBuffers } from '../shared/platform/heapRoom.ts';
 
 /**
  * What the main thread hands the thread when it starts it. `heapMb`: its old generation's cap
@@ -38,6 +39,8 @@ export type FromBuildThread =
 const port = parentPort!;
 const { config, databaseUrl, tallyThread: countApart, nice } = workerData as BuildThreadData;
 if (nice > 0) lowerThreadPriority(nice);
+// A build streams its file's chunks, its rows' COPY and, from its tally thread, its customers' rows.
+collectLetGoBuffers();
 // The build's own connection, the statement cancel, progress and the row errors' COPY, and the
 // blob store's reads: a few connections, whatever DATABASE_POOL_SIZE the process has.
 const pool = createPool(databaseUrl, 4, 'dataset-service-worker-build');

@@ -6,7 +6,6 @@
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { collectGarbage } from '../shared/platform/heapRoom.ts';
 import { GuardedTally, limitsFor, type TallyEnd, type TallyLimits, type TallyResult } from '../shared/ingest/tally.ts';
 import { buffersOf, emptyBatch, type TallyBatch, TallyBatchWriter, type TalliedRow } from '../shared/ingest/tallyBatch.ts';
 import type { Writable } from 'node:stream';
@@ -16,8 +15,6 @@ import type { FromTallyThread, ToTallyThread } from './tallyThread.ts';
 const ENTRY = new URL(`./tallyThread${extname(fileURLToPath(import.meta.url))}`, import.meta.url);
 /** The tally allocates little but its own arrays: a small young generation (three semi-spaces of 2 MiB; the worker's --max-semi-space-size=4 wins where given). */
 const YOUNG_GENERATION_MB = 6;
-/** Bytes of the customers' rows (tallyThread.ts, linesTo) after which the build's thread collects its heap. */
-const COLLECT_AFTER_LINES_BYTES = 16 * 2 ** 20;
 /** Batches going round between the build thread and the tally thread. */
 const BATCHES = 3;
 /** A batch goes once it holds this many rows: a message per 64 KiB of the file cost the build thread 0.3 s of 5 in posting alone. */
@@ -113,8 +110,6 @@ class ThreadFeed implements TallyFeed {
   private waitingForResult: ((result: TallyResult | undefined) => void) | undefined;
   /** While the thread streams the customers' rows: where they go, and their flow (tallyThread.ts, linesTo). */
   private lines: { out: Writable; flow: Int32Array } | undefined;
-  /** Bytes of the customers' rows received since this thread's heap was last collected. */
-  private linesBytes = 0;
 
   constructor(build: number, limits: TallyLimits | undefined, thread: Thread) {
     this.build = build;
@@ -210,14 +205,6 @@ class ThreadFeed implements TallyFeed {
     } else if (message.type === 'lines') {
       const lines = this.lines;
       if (!lines) return;
-      // The chunks are buffers outside this thread's heap, let go only when it is collected, and
-      // it allocates almost nothing else meanwhile: realistic 10M rows held up to 47 MiB of
-      // written chunks at once. Collected every few MiB, they go as they come.
-      this.linesBytes += message.length;
-      if (this.linesBytes >= COLLECT_AFTER_LINES_BYTES) {
-        this.linesBytes = 0;
-        collectGarbage();
-      }
       lines.out.write(Buffer.from(message.chunk, 0, message.length), (error) => {
         if (error) return this.stopLines();
         Atomics.add(lines.flow, LINES_WRITTEN, 1);

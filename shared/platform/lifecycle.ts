@@ -1,6 +1,7 @@
 // Process lifecycle shared by every entry point: fail fast on bad config, then on SIGTERM or
 // SIGINT stop the parts in reverse order of start (each within a deadline); a second signal exits at once.
 import { ConfigError, type Config, loadConfig } from './config.ts';
+import { collectLetGoBuffers } from './heapRoom.ts';
 import { createLogger, type Logger } from './log.ts';
 
 export type Stoppable = { name: string; stop(): Promise<void> };
@@ -48,6 +49,7 @@ export async function runProcess(
     throw error;
   }
   const log = createLogger(config, name);
+  collectLetGoBuffers(); // a process streams bytes: requests, uploads, exports, deliveries
   // Parts register themselves as they start, so a failure half-way still stops what did start.
   const parts: Stoppable[] = [];
   let stopping = false;
