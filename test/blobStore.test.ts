@@ -73,6 +73,25 @@ describe('the blob store', () => {
     expect(rows.filter((r) => r.bytes !== null)).to.deep.equal([]); // not completed (its record is gone, or left for the sweep)
   });
 
+  it('when a file\'s record is lost while it is written (a restart, or the sweep), then the write fails and nothing of it is left to read, whatever the store', async () => {
+    const bytes = randomBytes(CHUNK_BYTES * 3);
+    let id: string | undefined;
+    const source = async function* () {
+      yield bytes.subarray(0, CHUNK_BYTES);
+      // The one file being written here (no worker, no other request): its record goes.
+      const { rows } = await svc.db.query<{ id: string }>('DELETE FROM blobs WHERE bytes IS NULL AND writer_seen_at IS NOT NULL RETURNING id');
+      expect(rows).to.have.length(1);
+      id = rows[0]!.id;
+      yield bytes.subarray(CHUNK_BYTES);
+    };
+    let failed: unknown;
+    const written = await svc.blobs.write(source(), bytes.length).catch((error: unknown) => (failed = error));
+    expect(failed, `written as ${JSON.stringify(written)}`).to.be.an('error');
+    expect((await svc.db.query('SELECT 1 FROM blobs WHERE id = $1', [id])).rowCount).to.equal(0);
+    const read = await readAll(svc.blobs.read(id!)).catch((error: unknown) => error);
+    expect(read).to.be.an('error');
+  });
+
   it('when a blob was stored raw (before compression, or by a resumable upload), then it is read as it was', async () => {
     const store = postgresStore();
     const bytes = Buffer.concat([Buffer.from(contractsCsv(20_000)), randomBytes(1000)]);

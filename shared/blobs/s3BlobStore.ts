@@ -86,7 +86,12 @@ export function createS3BlobStore(settings: S3Settings, pool: Pool, writers: Wri
         writers.remove(id);
       }
       const sha256 = hash.sha256();
-      await completeBlob(pool, id, bytes, sha256);
+      try {
+        await completeBlob(pool, id, bytes, sha256);
+      } catch (error) {
+        await remove(id).catch(() => {});
+        throw error;
+      }
       return { id, bytes, sha256 };
     },
     async *read(id: string) {
