@@ -19,13 +19,22 @@ export function prepared(name: string, text: string): (values: unknown[]) => pg.
 // Return bigint columns (counts, sums) as JS numbers: they stay far below 2^53 here.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 
-export function createPool(connectionString: string, max: number, applicationName: string): Pool {
+/**
+ * How long a pooled connection serves before it is ended (when next released, never mid-use) and
+ * replaced. A PostgreSQL backend keeps what it learnt of every table it touched for its whole life:
+ * about 30 KiB a table with its indexes, and each large version's customers have a table of their
+ * own (sql/029), so a connection reading thousands of versions' customers would grow by tens of MiB.
+ */
+const CONNECTION_LIFETIME_SECONDS = 600;
+
+export function createPool(connectionString: string, max: number, applicationName: string, lifetimeSeconds = CONNECTION_LIFETIME_SECONDS): Pool {
   const pool = new pg.Pool({
     connectionString,
     max,
     application_name: applicationName,
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
+    maxLifetimeSeconds: lifetimeSeconds,
   });
   // A connection lost (a database restart, a network cut) is reported to whatever query or COPY
   // stream was using it; node-postgres also emits it as an 'error' event on the client, and on the
