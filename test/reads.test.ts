@@ -375,6 +375,39 @@ describe('metrics and catalog', () => {
       }
     });
 
+    it('when a version\'s own table of customers is dropped by its purge while a customers read waits on it, then the read answers the purged version\'s 404, not a 500', async function () {
+      this.timeout(60_000);
+      const local = await startService({ worker: false });
+      const thread = new TallyThread(192);
+      const holder = await local.db.connect();
+      try {
+        const tenant = await local.tenant();
+        const ds = await newDataset(local, tenant.key);
+        const built = await postCsv(local, tenant.key, ds, realisticCsv(10_000), { wait: 0 });
+        const versionId: string = built.json.id;
+        expect(await buildNow(local, versionId, { tallyFeed: (limits) => thread.feed(limits), customersApartRows: 1 })).to.include({ outcome: 'active', customersStreamed: true });
+        const table = `version_customers_apart."${versionId}"`;
+        // The purge takes the table first; the read finds the version not purged, then waits for the table.
+        await holder.query('BEGIN');
+        await holder.query(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
+        const read = local.request(`/v1/datasets/${ds}/customers?month=2022-06&limit=10`, { key: tenant.key });
+        await eventually(
+          () => local.db.query(`SELECT 1 FROM pg_locks WHERE relation = $1::regclass AND NOT granted`, [table]),
+          (r) => r.rowCount === 1,
+        );
+        await holder.query(`UPDATE versions SET rows_purged_at = clock_timestamp(), customers_apart = false WHERE id = $1`, [versionId]);
+        await holder.query(`DROP TABLE ${table}`);
+        await holder.query('COMMIT');
+        const answer = await read;
+        expect(answer.status, answer.text).to.equal(404);
+        expect(answer.json.detail).to.include('its rows were purged');
+      } finally {
+        holder.release();
+        await thread.close();
+        await local.stop();
+      }
+    });
+
     it('when the tally thread nears the end of its heap mid-build, then it gives up in time, the build computes the same figures in SQL, and the thread goes on', async function () {
       this.timeout(90_000);
       const local = await startService({ worker: false });

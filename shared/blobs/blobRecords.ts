@@ -43,23 +43,20 @@ export async function deleteBlobRecord(db: Queryable, id: string): Promise<void>
 /**
  * The blob is complete: its size (and digest, when it was computed) are set, and it needs no
  * writer any more. A resumable upload's digest is not known: its bytes came in pieces, maybe to
- * several processes. It throws, completing nothing, unless the row is there, and with `chunks`
- * (how many chunks this process stored in PostgreSQL, numbered from 0) every chunk too. Rows and
- * chunks are committed without waiting for the WAL (insertBlob, the chunks' inserts), so a
- * database that crashed and came back while the file streamed in may have lost some; this
- * commit, which waits for the WAL, is the one that tells.
+ * several processes. Answers whether its row was there. `chunks`: how many chunks this process
+ * stored in PostgreSQL (numbered from 0); then it throws, completing nothing, unless the row and
+ * every chunk are there. Rows and chunks are committed without waiting for the WAL (insertBlob,
+ * the chunks' inserts), so a database that crashed and came back while the file streamed in may
+ * have lost some; this commit, which waits for the WAL, is the one that tells.
  */
-export async function completeBlob(db: Queryable, id: string, bytes: number, sha256: Buffer | null, chunks?: number): Promise<void> {
+export async function completeBlob(db: Queryable, id: string, bytes: number, sha256: Buffer | null, chunks?: number): Promise<boolean> {
   const { rowCount } = await db.query(
     `UPDATE blobs SET bytes = $2, sha256 = $3, writer_seen_at = NULL
      WHERE id = $1 AND ($4::int IS NULL OR (SELECT count(*) FROM blob_chunks WHERE blob_id = $1) = $4)`,
     [id, bytes, sha256, chunks ?? null],
   );
-  if (rowCount === 1) return;
-  if (chunks !== undefined) throw new Error(`blob ${id}: its row or some of its ${chunks} chunks were lost (the database restarted while it was written)`);
-  // Its record went while its bytes came (a restart lost it, or the sweep took it for abandoned):
-  // completing nothing and saying nothing would hand on a file that is not there.
-  throw new Error(`blob ${id}: its row was lost while it was written`);
+  if (chunks !== undefined && rowCount !== 1) throw new Error(`blob ${id}: its row or some of its ${chunks} chunks were lost (the database restarted while it was written)`);
+  return rowCount === 1;
 }
 
 /**

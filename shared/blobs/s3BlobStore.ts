@@ -86,11 +86,15 @@ export function createS3BlobStore(settings: S3Settings, pool: Pool, writers: Wri
         writers.remove(id);
       }
       const sha256 = hash.sha256();
-      try {
-        await completeBlob(pool, id, bytes, sha256);
-      } catch (error) {
+      // Its record went while its bytes came (a restart lost it, or the sweep took it for
+      // abandoned): the file is not handed on as if it were there.
+      const recorded = await completeBlob(pool, id, bytes, sha256).catch(async (error: unknown) => {
         await remove(id).catch(() => {});
         throw error;
+      });
+      if (!recorded) {
+        await remove(id).catch(() => {});
+        throw new Error(`blob ${id}: its row was lost while it was written`);
       }
       return { id, bytes, sha256 };
     },

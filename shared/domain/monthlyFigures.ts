@@ -26,6 +26,7 @@ import {
   unpackBasis,
 } from '../figures/fxBasis.ts';
 import type { Tenant } from './datasets.ts';
+import { markCustomersApart } from './versions.ts';
 
 const COPY_ESCAPES: Record<string, string> = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\' };
 const unescapeCopy = (text: string) =>
@@ -76,7 +77,7 @@ export async function indexCustomersApart(client: Client, versionId: string): Pr
   // of the time (300k rows: 60 ms, 18 without); without version_id's, each row was taken for one in
   // 200, and a page of a middle month was read by its month's index and sorted (1M rows: 3 -> 26 ms).
   await client.query(`ANALYZE ${table} (version_id, currency, customer, first_month, last_month)`);
-  await client.query('UPDATE versions SET customers_apart = true WHERE id = $1', [versionId]);
+  await markCustomersApart(client, versionId, true);
 }
 
 /** Stores a version's monthly figures, inside the build's transaction. */
@@ -286,9 +287,12 @@ export async function computeMonthlyFigures(client: Client, versionId: string): 
  * currency first (versionRetention.ts): it is made from them.
  */
 export async function deleteCustomerChanges(pool: Pool, versionId: string): Promise<void> {
-  // Read from the shared table (and found none) from here on.
-  await pool.query('UPDATE versions SET customers_apart = false WHERE id = $1', [versionId]);
-  await pool.query(`DROP TABLE IF EXISTS ${customersTableName(versionId, true)}`);
+  // The table and the mark together (read from the shared table, and found none, from then on):
+  // a purge cut short between the two left a table that nothing would drop.
+  await withTransaction(pool, async (client) => {
+    await client.query(`DROP TABLE IF EXISTS ${customersTableName(versionId, true)}`);
+    await markCustomersApart(client, versionId, false);
+  });
   await pool.query('DELETE FROM version_customers WHERE version_id = $1', [versionId]);
 }
 

@@ -508,6 +508,11 @@ export async function versionsPastRetention(db: Queryable, retentionDays: number
 }
 
 /** The version's rows are gone: its record stays, readable, with rowsPurgedAt. Only ever a superseded one. */
+/** Records whether the version's customers are in a table of their own (sql/029; monthlyFigures.ts, customersTableOf). */
+export async function markCustomersApart(db: Queryable, versionId: string, apart: boolean): Promise<void> {
+  await db.query('UPDATE versions SET customers_apart = $2 WHERE id = $1', [versionId, apart]);
+}
+
 export async function markRowsPurged(db: Queryable, versionId: string): Promise<void> {
   await db.query(`UPDATE versions SET rows_purged_at = clock_timestamp() WHERE id = $1 AND status = 'superseded' AND rows_purged_at IS NULL`, [versionId]);
 }

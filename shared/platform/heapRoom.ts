@@ -52,6 +52,8 @@ export function collectGarbage(type: 'major' | 'minor' = 'major'): void {
 const BUFFERS_LOOK_MS = 100;
 /** Growth of those buffers, since the last collection, past which the young generation is collected. */
 const BUFFERS_GROWTH_BYTES = 16 * 2 ** 20;
+/** The least time between two full collections it makes (each stops the thread for milliseconds). */
+const FULL_COLLECTION_GAP_MS = 5_000;
 
 /**
  * Lets go of the buffers this thread is done with as they pile up: a buffer (a stream's chunk,
@@ -62,13 +64,14 @@ const BUFFERS_GROWTH_BYTES = 16 * 2 ** 20;
  * Every BUFFERS_LOOK_MS, when they grew by 16 MiB, the young generation is collected (a
  * millisecond or so: a streamed chunk dies young); when they are still twice that above what the
  * last full collection left (chunks in flight at a collection outlive it, and then die old), the
- * whole heap. Call once per thread; the timer keeps no thread alive. Answers a function that stops it.
+ * whole heap (at most every 5 s). Call once per thread; the timer keeps no thread alive. Answers a function that stops it.
  */
 export function collectLetGoBuffers(options: { lookMs?: number; growthBytes?: number } = {}): () => void {
   const growth = options.growthBytes ?? BUFFERS_GROWTH_BYTES;
   const held = () => getHeapStatistics().external_memory;
   let base = held();
   let afterFull = base;
+  let fullAt = -Infinity;
   const timer = setInterval(() => {
     const now = held();
     if (now < base) base = now; // collected meanwhile
@@ -76,8 +79,9 @@ export function collectLetGoBuffers(options: { lookMs?: number; growthBytes?: nu
     if (now - base < growth) return;
     collectGarbage('minor');
     base = held();
-    if (base - afterFull < 2 * growth) return;
+    if (base - afterFull < 2 * growth || performance.now() - fullAt < FULL_COLLECTION_GAP_MS) return;
     collectGarbage('major');
+    fullAt = performance.now();
     base = afterFull = held();
   }, options.lookMs ?? BUFFERS_LOOK_MS);
   timer.unref();

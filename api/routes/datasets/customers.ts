@@ -15,6 +15,9 @@ import { Month } from './metricsAndCatalog.ts';
 import { readableVersion, rowsPurged, VersionIdQuery } from './readableVersion.ts';
 import { DatasetIdParams } from './schemas.ts';
 
+/** PostgreSQL's undefined_table. */
+const UNDEFINED_TABLE = '42P01';
+
 export const CustomerMonthSchema = z
   .object({
     object: z.literal('customer_month'),
@@ -88,13 +91,20 @@ export default defineOperation({
     const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
     const version = await readableVersion(deps.pool, tenantOf(res), params.id, query.versionId);
     if (version.rowsPurgedAt) throw rowsPurged(version, 'its customers');
+    // A large version's customers have a table of their own (sql/029), which its purge drops: one
+    // that came after the look above is the same 404, not a 500.
+    const purgedMeanwhile = async (error: unknown): Promise<never> => {
+      if ((error as { code?: unknown }).code !== UNDEFINED_TABLE) throw error;
+      const now = await readableVersion(deps.pool, tenantOf(res), params.id, query.versionId);
+      throw now.rowsPurgedAt ? rowsPurged(now, 'its customers') : error;
+    };
     if (query.reportingCurrency !== undefined) {
       const reporting = query.reportingCurrency;
-      const converted = await readReportingCustomerMonths(deps.pool, tenantOf(res), version.id, reporting, { ...query, after: after?.customer });
+      const converted = await readReportingCustomerMonths(deps.pool, tenantOf(res), version.id, reporting, { ...query, after: after?.customer }).catch(purgedMeanwhile);
       const nextCursor = converted.next === undefined ? null : encodeCursor({ currency: reporting, customer: converted.next });
       return void res.json({ object: 'list', data: converted.data, nextCursor, exchangeRatesId: converted.exchangeRatesId, missingRates: converted.missingRates });
     }
-    const page = await readCustomerMonths(deps.pool, version.id, { ...query, after });
+    const page = await readCustomerMonths(deps.pool, version.id, { ...query, after }).catch(purgedMeanwhile);
     res.json({ object: 'list', data: page.data, nextCursor: page.next ? encodeCursor(page.next) : null });
   },
 });
