@@ -1,7 +1,7 @@
 // The room left in a thread's heap (shared/platform/heapRoom.ts): work that keeps what it makes is
 // told to stop before its thread reaches its limit, where V8 may take the whole process down;
 // work that makes only garbage is never stopped, however much of it there is. And the buffers a
-// thread lets go are collected as they pile up, not 64 MiB later.
+// thread lets go are collected as they pile up, not 64 MiB later (shared/platform/garbage.ts).
 import { Worker } from 'node:worker_threads';
 import { expect } from 'chai';
 
@@ -60,7 +60,7 @@ describe('room in a thread heap', () => {
  * thread's messages), with its collection of let-go buffers on or off.
  */
 function streamInThread(collecting: boolean, ms: number): Promise<number> {
-  const module = new URL('../shared/platform/heapRoom.ts', import.meta.url).href;
+  const module = new URL('../shared/platform/garbage.ts', import.meta.url).href;
   const worker = new Worker(
     `const { parentPort } = require('node:worker_threads');
      const { getHeapStatistics } = require('node:v8');

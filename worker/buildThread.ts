@@ -12,7 +12,7 @@ import type { TallyLimits } from '../shared/ingest/tally.ts';
 import { type BuildSummary, buildVersionNow } from './jobs/versionBuild.ts';
 import { TallyThread } from './tallyThreads.ts';
 import { lowerThreadPriority } from '../shared/platform/threadPriority.ts';
-import { collectLetGoBuffers } from '../shared/platform/heapRoom.ts';
+import { collectLetGoBuffers } from '../shared/platform/garbage.ts';
 
 /**
  * What the main thread hands the thread when it starts it. `heapMb`: its old generation's cap

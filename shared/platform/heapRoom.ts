@@ -3,9 +3,9 @@
 // (resourceLimits) is ended by Node only for some shapes of allocation: for others V8 aborts the
 // whole process (nodejs/node#47224), which for a worker's tally thread would stop every account's
 // builds. So the work looks before it gets there, and gives up while it still can.
-import { getHeapSpaceStatistics, getHeapStatistics, setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
 import { resourceLimits } from 'node:worker_threads';
+import { collectGarbage } from './garbage.ts';
 
 /** The share of the old generation's limit past which live objects mean the work should stop. */
 const LIVE_SHARE = 0.8;
@@ -28,64 +28,6 @@ function oldGenerationUsed(): number {
   let used = 0;
   for (const space of getHeapSpaceStatistics()) if (!space.space_name.startsWith('new_')) used += space.space_used_size;
   return used;
-}
-
-let collect: ((options?: { type: 'major' | 'minor' }) => void) | undefined;
-
-/**
- * A collection of this thread's heap (a full one by default), now. The heap's used size counts garbage until V8
- * collects it, which it may put off until near the limit, so a used size alone would stop work
- * that fits (and a thread that allocates little on its heap lets other threads' buffers handed to
- * it wait long for theirs). V8 gives `gc` only to contexts made while --expose-gc is set: one is
- * made, its `gc` kept, and the flag set back (Jest's leak detector does the same).
- */
-export function collectGarbage(type: 'major' | 'minor' = 'major'): void {
-  if (!collect) {
-    setFlagsFromString('--expose-gc');
-    collect = runInNewContext('gc') as (options?: { type: 'major' | 'minor' }) => void;
-    setFlagsFromString('--no-expose-gc');
-  }
-  collect({ type });
-}
-
-/** How often a thread looks at the buffers it holds outside its heap (collectLetGoBuffers). */
-const BUFFERS_LOOK_MS = 100;
-/** Growth of those buffers, since the last collection, past which the young generation is collected. */
-const BUFFERS_GROWTH_BYTES = 16 * 2 ** 20;
-/** The least time between two full collections it makes (each stops the thread for milliseconds). */
-const FULL_COLLECTION_GAP_MS = 5_000;
-
-/**
- * Lets go of the buffers this thread is done with as they pile up: a buffer (a stream's chunk,
- * another thread's message) lives outside the heap, but goes only when its object on the heap is
- * collected. V8 collects for them once they have grown by 64 MiB, and a thread that streams bytes
- * allocates little else on its heap meanwhile: each such thread held tens of MiB of written
- * chunks (a build's thread handed 47 MiB of customers' rows at once), and a worker runs several.
- * Every BUFFERS_LOOK_MS, when they grew by 16 MiB, the young generation is collected (a
- * millisecond or so: a streamed chunk dies young); when they are still twice that above what the
- * last full collection left (chunks in flight at a collection outlive it, and then die old), the
- * whole heap (at most every 5 s). Call once per thread; the timer keeps no thread alive. Answers a function that stops it.
- */
-export function collectLetGoBuffers(options: { lookMs?: number; growthBytes?: number } = {}): () => void {
-  const growth = options.growthBytes ?? BUFFERS_GROWTH_BYTES;
-  const held = () => getHeapStatistics().external_memory;
-  let base = held();
-  let afterFull = base;
-  let fullAt = -Infinity;
-  const timer = setInterval(() => {
-    const now = held();
-    if (now < base) base = now; // collected meanwhile
-    if (now < afterFull) afterFull = now;
-    if (now - base < growth) return;
-    collectGarbage('minor');
-    base = held();
-    if (base - afterFull < 2 * growth || performance.now() - fullAt < FULL_COLLECTION_GAP_MS) return;
-    collectGarbage('major');
-    fullAt = performance.now();
-    base = afterFull = held();
-  }, options.lookMs ?? BUFFERS_LOOK_MS);
-  timer.unref();
-  return () => clearInterval(timer);
 }
 
 /** Work stopped because its thread's heap was near its limit (HeapRoom.nearLimit). */

@@ -1,7 +1,7 @@
 // Process lifecycle shared by every entry point: fail fast on bad config, then on SIGTERM or
 // SIGINT stop the parts in reverse order of start (each within a deadline); a second signal exits at once.
 import { ConfigError, type Config, loadConfig } from './config.ts';
-import { collectLetGoBuffers } from './heapRoom.ts';
+import { collectLetGoBuffers } from './garbage.ts';
 import { createLogger, type Logger } from './log.ts';
 
 export type Stoppable = { name: string; stop(): Promise<void> };
