@@ -119,13 +119,13 @@ export async function storeMonthlyFigures(client: Client, versionId: string, fig
 const ANALYZE_AFTER_ROWS = 500_000;
 
 /**
- * After a build of `rows` rows is active: planned without their statistics (autovacuum gathers
- * them after its next nap), a customers read of a sparse month scans every customer of the version
- * in order. For the shared table, when the version's customers may be most of it (a version's own
- * table is analyzed as it is indexed).
+ * After a build of `rows` rows is active, whose customers are in the shared table (a version's own
+ * table is analyzed as it is indexed): its customers may be most of the table, and planned without
+ * their statistics (autovacuum gathers them after its next nap), a customers read of a sparse month
+ * scans every customer of the version in order.
  */
-export async function analyzeCustomersOf(pool: Pool, versionId: string, rows: number): Promise<void> {
-  if ((await customersTableOf(pool, versionId)) === SHARED_CUSTOMERS && rows >= ANALYZE_AFTER_ROWS) await pool.query(`ANALYZE ${SHARED_CUSTOMERS}`);
+export async function analyzeSharedCustomersAfter(pool: Pool, rows: number): Promise<void> {
+  if (rows >= ANALYZE_AFTER_ROWS) await pool.query(`ANALYZE ${SHARED_CUSTOMERS}`);
 }
 
 /** Customers' rows read per fetch while the basis for conversion is made. */

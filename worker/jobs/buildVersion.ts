@@ -10,7 +10,7 @@ import { withTransaction, type Pool } from '../../shared/platform/db.ts';
 import type { Logger } from '../../shared/platform/log.ts';
 import { BUILD_RETRY_LIMIT, queues } from '../../shared/platform/queue.ts';
 import { convertsFigures } from '../../shared/domain/figuresBackfill.ts';
-import { analyzeCustomersOf } from '../../shared/domain/monthlyFigures.ts';
+import { analyzeSharedCustomersAfter } from '../../shared/domain/monthlyFigures.ts';
 import type { UsageMeter } from '../../shared/tenancy/usage.ts';
 import { type Lane, turnOf, turnTaken } from '../../shared/domain/fairQueues.ts';
 import {
@@ -106,7 +106,7 @@ export function buildVersion(pool: Pool, boss: PgBoss, threads: BuildThreads, me
         // Its basis for a reporting currency, made now rather than at its first reporting read (a miss costs that read only).
         const ahead = await convertsFigures(pool, built.accountId!, built.mode!).catch(() => false);
         if (ahead) await boss.send(queues.backfillFigures, {}).catch((error: unknown) => log.warn({ err: error, ...fields }, 'basis for conversion not sent ahead'));
-        await analyzeCustomersOf(pool, versionId, built.rowCount).catch((error: unknown) => log.warn({ err: error, ...fields }, 'customers not analyzed'));
+        if (!built.customersApart) await analyzeSharedCustomersAfter(pool, built.rowCount).catch((error: unknown) => log.warn({ err: error, ...fields }, 'customers not analyzed'));
       }
       log.info(
         { ...fields, accountId: built.accountId ?? fields.accountId, mode: built.mode, outcome: built.outcome, rows: built.rows, errors: built.errors, readsIn: built.readsIn, customersStreamed: built.customersStreamed, tallyGaveUpOn: built.tallyGaveUpOn, ...built.timings, ms: Math.round(performance.now() - started) },

@@ -50,6 +50,8 @@ export type BuildSummary = {
   readsIn?: 'node' | 'sql';
   /** Whether the customers' rows went to PostgreSQL as the tally's book made them (a tally on a thread of its own), rather than after. */
   customersStreamed?: boolean;
+  /** Whether they went to a table of the version's own (sql/029), analyzed as it was indexed. */
+  customersApart?: boolean;
   /** Why the reads were computed in SQL: what outgrew the tally's limits. */
   tallyGaveUpOn?: string;
   timings?: Record<string, number>;
@@ -118,6 +120,7 @@ async function build(pool: Pool, blobs: BlobStore, views: Views, version: Builda
   let tallied: TallyEnd | undefined;
   let readsInNode = false;
   let customersStreamed = false;
+  let customersApart = false;
   let columns: RecognisedColumns | null = null;
   let warnings: VersionWarning[] = [];
 
@@ -168,6 +171,7 @@ async function build(pool: Pool, blobs: BlobStore, views: Views, version: Builda
       signal.throwIfAborted();
       readsInNode = figures !== undefined;
       customersStreamed = figures?.figures.customers.streamed === true;
+      customersApart = customersStreamed && apart;
       if (tallied.complete && !figures) tallied = { ...tallied, gaveUpOn: tally.whyLost?.() ?? 'the tally could not give its figures' };
       try {
         const reads = figures
@@ -223,6 +227,7 @@ async function build(pool: Pool, blobs: BlobStore, views: Views, version: Builda
     errors: spill.count,
     readsIn: readsInNode ? 'node' : 'sql',
     customersStreamed,
+    customersApart,
     ...(tallied?.gaveUpOn !== undefined && { tallyGaveUpOn: tallied.gaveUpOn }),
     timings: phase.timings,
   };
