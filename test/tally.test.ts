@@ -10,6 +10,7 @@ import { DEFAULT_TALLY_LIMITS, GuardedTally, limitsFor, limitsForFile, Tally } f
 import { type TallyBatch, TallyBatchWriter } from '../shared/ingest/tallyBatch.ts';
 import type { TallyFeed } from '../shared/ingest/tallyFeed.ts';
 import { contractsCsv } from './support/contracts.ts';
+import { MetricsBook } from '../shared/figures/book.ts';
 import { realisticCsv } from './support/realisticContracts.ts';
 
 /** The rows of a CSV file as the validator hands them to a tally, all in one batch. */
@@ -121,6 +122,36 @@ describe('tally', () => {
       for (const [limit, value] of Object.entries(limits)) expect(value).to.be.at.most(DEFAULT_TALLY_LIMITS[limit as keyof typeof limits]);
     });
   }
+
+  it('when a tally streams the customers’ rows, then the chunk that ends them (COPY’s trailer) says it is the last, and comes before the documents are made', async () => {
+    const batch = await oneBatch(realisticCsv(20_000));
+    const tally = new Tally();
+    tally.addBatch(batch);
+    tally.end();
+    const calls: { bytes: number; last: boolean; documentsMade: boolean }[] = [];
+    let documentsMade = false;
+    const monthly = MetricsBook.prototype.monthly;
+    MetricsBook.prototype.monthly = function (this: MetricsBook) {
+      documentsMade = true;
+      return monthly.call(this);
+    };
+    try {
+      const chunks: Buffer[] = [];
+      const result = tally.result(batch.idCount, '00000000-0000-4000-8000-000000000000', (chunk, last) => {
+        chunks.push(Buffer.from(chunk));
+        calls.push({ bytes: chunk.length, last, documentsMade });
+      });
+      expect(result.figures.customers.streamed).to.equal(true);
+      expect(calls.length).to.be.above(2); // 64 KiB chunks
+      expect(calls.slice(0, -1).every((c) => !c.last)).to.equal(true);
+      expect(calls.at(-1)).to.include({ last: true, documentsMade: false });
+      expect(documentsMade).to.equal(true);
+      expect(Buffer.concat(chunks).subarray(-2).readInt16BE()).to.equal(-1);
+    } finally {
+      MetricsBook.prototype.monthly = monthly;
+      tally.close();
+    }
+  });
 
   it('when a file’s size is not known, then its tally has the default limits; a large file’s has them too', () => {
     expect(limitsForFile(null)).to.equal(undefined);

@@ -9,6 +9,7 @@
 import { parentPort } from 'node:worker_threads';
 import { GuardedTally, type TallyEnd, type TallyLimits, type TallyResult } from '../shared/ingest/tally.ts';
 import { buffersOf, type TallyBatch } from '../shared/ingest/tallyBatch.ts';
+import type { LinesSink } from '../shared/figures/customerChanges.ts';
 import { LINES_STOPPED, LINES_WRITTEN } from '../shared/ingest/tallyFeed.ts';
 import { lowerThreadPriority } from '../shared/platform/threadPriority.ts';
 
@@ -25,7 +26,7 @@ export type FromTallyThread =
   | { type: 'batch'; build: number; batch: TallyBatch }
   | { type: 'ended'; build: number; end: TallyEnd }
   | { type: 'result'; build: number; result: TallyResult | undefined; stoppedBy?: string }
-  | { type: 'lines'; build: number; chunk: ArrayBuffer; length: number };
+  | { type: 'lines'; build: number; chunk: ArrayBuffer; length: number; last: boolean };
 
 /** Chunks (64 KiB each) sent and not yet written by the build: the book waits past these, so that PostgreSQL sets the pace. */
 const LINES_AHEAD = 32;
@@ -33,12 +34,13 @@ const LINES_AHEAD = 32;
 /**
  * Sends each chunk of the customers' rows to the build as the book fills it, waiting (Atomics.wait:
  * this thread has nothing else to do meanwhile) while LINES_AHEAD are unwritten; throws if the
- * build stopped taking them (the tally then gives up, and SQL computes the figures).
+ * build stopped taking them (the tally then gives up, and SQL computes the figures). The last
+ * says so: the build ends their COPY then, before the book's documents are made.
  */
-function linesTo(flow: SharedArrayBuffer, build: number): (chunk: Buffer) => void {
+function linesTo(flow: SharedArrayBuffer, build: number): LinesSink {
   const state = new Int32Array(flow);
   let sent = 0;
-  return (chunk) => {
+  return (chunk, last) => {
     for (;;) {
       if (Atomics.load(state, LINES_STOPPED) !== 0) throw new Error("the build stopped taking the customers' rows");
       const written = Atomics.load(state, LINES_WRITTEN);
@@ -48,7 +50,7 @@ function linesTo(flow: SharedArrayBuffer, build: number): (chunk: Buffer) => voi
     sent++;
     // A chunk is a buffer of its own (64 KiB or more, never Buffer's pool) from its start: it goes whole, else a copy.
     const own = chunk.byteOffset === 0 ? (chunk.buffer as ArrayBuffer) : new Uint8Array(chunk).buffer;
-    answer({ type: 'lines', build, chunk: own, length: chunk.length }, [own]);
+    answer({ type: 'lines', build, chunk: own, length: chunk.length, last }, [own]);
   };
 }
 

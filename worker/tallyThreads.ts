@@ -210,6 +210,7 @@ class ThreadFeed implements TallyFeed {
         Atomics.add(lines.flow, LINES_WRITTEN, 1);
         Atomics.notify(lines.flow, LINES_WRITTEN);
       });
+      if (message.last) lines.out.end(); // the COPY ends while the thread makes its documents
     } else if (message.type === 'ended') {
       const waiting = this.waitingForEnd;
       this.waitingForEnd = undefined;

@@ -157,6 +157,8 @@ export type MonthlyFigures = {
  * between cohorts: a book of many cohorts makes megabytes of them.
  */
 export function monthlyFigures(book: MetricsBook, lines: CustomerLinesWriter, checkRoom: () => void = () => {}): MonthlyFigures {
+  // The lines first: streamed, their COPY ends now, and the build indexes them while the documents are made.
+  const customers = lines.done();
   checkRoom();
   const monthly = book.monthly().map(({ month, currency, ...rest }) => ({ month, currency, figures: JSON.stringify(rest) }));
   checkRoom();
@@ -170,7 +172,7 @@ export function monthlyFigures(book: MetricsBook, lines: CustomerLinesWriter, ch
   checkRoom();
   const cohorts = Array.from(cohortsOf, ([currency, list]) => ({ currency, cohorts: list.join(',') }));
   checkRoom();
-  return { monthly, cohorts, bounds: book.bounds(), customers: lines.done(), cells: cellsJson(book.exactCells()) };
+  return { monthly, cohorts, bounds: book.bounds(), customers, cells: cellsJson(book.exactCells()) };
 }
 
 // COPY's binary format (PostgreSQL, "COPY … (FORMAT binary)"): a signature, flags and no header
@@ -181,6 +183,9 @@ const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 const FIELDS = 7;
 const INT4_OID = 23;
 const CHUNK = 65_536;
+
+/** Where streamed lines go: each buffer as it is filled, `last` with the one that ends them. */
+export type LinesSink = (chunk: Buffer, last: boolean) => void;
 
 /** Writes the rows into buffers of CHUNK bytes (a row that does not fit in one gets a buffer of its own), then to a file past `inMemory`. */
 export class CustomerLinesWriter {
@@ -195,10 +200,10 @@ export class CustomerLinesWriter {
 
   private readonly inMemory: number;
   /** Where each full buffer goes at once, if anywhere (then nothing is held). */
-  private readonly sink: ((chunk: Buffer) => void) | undefined;
+  private readonly sink: LinesSink | undefined;
 
   /** `sink`: takes each buffer as it is filled (the build COPYs it while the rest are written); else they are held, then spilled. */
-  constructor(versionId: string, inMemory = 4 * 1024 * 1024, sink?: (chunk: Buffer) => void) {
+  constructor(versionId: string, inMemory = 4 * 1024 * 1024, sink?: LinesSink) {
     this.versionId = Buffer.from(versionId);
     this.inMemory = inMemory;
     this.sink = sink;
@@ -256,9 +261,9 @@ export class CustomerLinesWriter {
   }
 
   /** Keeps the current buffer's lines and starts another, of room for at least `room` bytes. */
-  private endChunk(room = CHUNK): void {
+  private endChunk(room = CHUNK, last = false): void {
     if (this.at > 0 && this.sink) {
-      this.sink(this.chunk.subarray(0, this.at));
+      this.sink(this.chunk.subarray(0, this.at), last);
       this.bytes += this.at;
     } else if (this.at > 0) {
       this.chunks.push(this.chunk.subarray(0, this.at));
@@ -292,7 +297,7 @@ export class CustomerLinesWriter {
     }
     if (this.at + 2 > this.chunk.length) this.endChunk(2);
     this.at = this.chunk.writeInt16BE(-1, this.at); // the end
-    this.endChunk(0);
+    this.endChunk(0, true);
     if (this.sink) return { chunks: [], bytes: this.bytes, streamed: true };
     if (this.fd === undefined) return { chunks: this.chunks, bytes: this.held };
     this.spill();

@@ -15,7 +15,7 @@ import { CENTS, CURRENCY, CUSTOMER_BYTES, END_DAY, PRODUCT_BYTES, ROW_FIELDS, ST
 import { ContractLog } from './contractLog.ts';
 import { byBytes, MetricsBook } from '../figures/book.ts';
 import { formatScaled } from '../figures/exact.ts';
-import { CustomerLinesWriter, type MonthlyFigures, monthlyFigures } from '../figures/customerChanges.ts';
+import { CustomerLinesWriter, type LinesSink, type MonthlyFigures, monthlyFigures } from '../figures/customerChanges.ts';
 import { type ContractTerm, contractTerm } from '../figures/definitions.ts';
 import { NameTable } from './nameTable.ts';
 import { freeNow, Reservation } from './typedArrays.ts';
@@ -373,7 +373,7 @@ export class Tally {
   }
 
   /** The figures: those version_reads stores, and the monthly ones (call once); `sink` takes the customers' rows as they are written (CustomerLinesWriter). */
-  result(distinctContractIds: number, versionId: string, sink?: (chunk: Buffer) => void) {
+  result(distinctContractIds: number, versionId: string, sink?: LinesSink) {
     const cents = (n: number) => formatScaled(BigInt(n), 2);
     const day = (d: number) => (d === Infinity || d === -Infinity ? null : formatDay(d));
     const excluded = Object.fromEntries(GATING_FIELDS.map((f) => [f.name, this.excluded[f.name]]));
@@ -414,7 +414,7 @@ export class Tally {
   }
 
   /** The monthly figures, from each customer's contracts (shared/figures/book.ts). */
-  private monthlyFigures(versionId: string, sink?: (chunk: Buffer) => void): MonthlyFigures {
+  private monthlyFigures(versionId: string, sink?: LinesSink): MonthlyFigures {
     const book = new MetricsBook();
     const lines = new CustomerLinesWriter(versionId, this.limits.linesInMemory, sink);
     try {
@@ -471,7 +471,7 @@ export class GuardedTally {
   }
 
   /** The figures; undefined if they could not be had (SQL computes them). */
-  result(distinctContractIds: number, versionId: string, sink?: (chunk: Buffer) => void): TallyResult | undefined {
+  result(distinctContractIds: number, versionId: string, sink?: LinesSink): TallyResult | undefined {
     return this.guard(() => this.tally?.result(distinctContractIds, versionId, sink));
   }
 

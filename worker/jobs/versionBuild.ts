@@ -247,18 +247,19 @@ async function tallyResult(client: Client, tally: TallyFeed, distinctContractIds
   const table = apart ? await createCustomersApart(client, versionId) : undefined;
   const copy = client.query(copyCustomersIn(table));
   const stored = finished(copy);
-  stored.catch(() => {}); // awaited below, once the book is done
+  // The feed ends the COPY with the last of the rows, before the book makes its documents: the
+  // table of the version's own is indexed meanwhile (realistic 1M rows: 0.5 s of documents).
+  const indexed = stored.then(() => (apart ? indexCustomersApart(client, versionId) : undefined));
+  indexed.catch(() => {}); // awaited below, once the book is done
   const result = await tally.result(distinctContractIds, versionId, copy);
   if (result?.figures.customers.streamed) {
-    copy.end();
-    await stored;
-    if (apart) await indexCustomersApart(client, versionId);
+    if (!copy.writableEnded) copy.end();
+    await indexed;
     await client.query('RELEASE SAVEPOINT customer_rows');
     return result;
   }
   copy.destroy(new Error("the tally stopped before the customers' rows were all written"));
-  await stored.catch(() => {});
+  await indexed.catch(() => {});
   await client.query('ROLLBACK TO SAVEPOINT customer_rows');
   return result; // undefined: SQL computes the figures
 }
-
