@@ -191,6 +191,37 @@ describe('figures', () => {
     });
   });
 
+  describe('a book walked in two parts', function () {
+    this.timeout(120_000);
+    it('when a book’s customers are split between two books (as a build thread helps its tally thread walk), then the books merged give the figures, cohorts and cells of the whole', () => {
+      fc.assert(
+        fc.property(books(), fc.integer({ min: 0, max: 1000 }), (rows, seed) => {
+          const whole = new MetricsBook();
+          const parts = [new MetricsBook(), new MetricsBook()];
+          const groups = new Map<string, ReferenceRow[]>();
+          for (const r of rows) {
+            const key = `${r.currency}\u0000${r.customer}`;
+            groups.set(key, [...(groups.get(key) ?? []), r]);
+          }
+          let k = seed;
+          for (const [key, group] of groups) {
+            const currency = key.slice(0, key.indexOf('\u0000'));
+            const terms = () => group.map((r) => contractTerm(day(r.startDate!), day(r.endDate!), cents(r.amount!)));
+            whole.addCustomer(currency, terms());
+            parts[(k = (k * 1103515245 + 12345) % 2147483648) % 2]!.addCustomer(currency, terms());
+          }
+          const merged = parts[0]!;
+          merged.merge(structuredClone(parts[1]!.shared()));
+          expect(merged.monthly()).to.deep.equal(whole.monthly());
+          expect(merged.cohorts()).to.deep.equal(whole.cohorts());
+          expect(merged.bounds()).to.deep.equal(whole.bounds());
+          expect(merged.exactCells()).to.deep.equal(whole.exactCells());
+        }),
+        { numRuns: 200 },
+      );
+    });
+  });
+
   describe('against the reference', function () {
     this.timeout(120_000);
     it('when books are generated (renewals, upsells, downgrades, gaps, odd days, currencies), then every monthly figure and cohort equals the reference', () => {

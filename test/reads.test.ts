@@ -40,6 +40,13 @@ async function storedReads(db: Queryable, versionId: string) {
   return reads.rows[0];
 }
 
+/** A version's monthly figures and cohorts as stored. */
+async function storedFigures(db: Queryable, versionId: string) {
+  const months = await db.query('SELECT month::text, currency, figures FROM version_months WHERE version_id = $1 ORDER BY month, currency', [versionId]);
+  const cohorts = await db.query('SELECT currency, cohorts FROM version_cohorts WHERE version_id = $1 ORDER BY currency', [versionId]);
+  return { months: months.rows, cohorts: cohorts.rows };
+}
+
 /** The rows of a CSV with the contract's header, as the reference takes them (cells trimmed, empty as absent). */
 function referenceRows(csv: string): ReferenceRow[] {
   const [header, ...records] = csvParse(csv.replace(/^\uFEFF/, ''), ',') as string[][];
@@ -344,7 +351,10 @@ describe('metrics and catalog', () => {
         // Into a table of the version's own (sql/029), indexed once full.
         const apart = await newDataset(local, tenant.key);
         const third = await postCsv(local, tenant.key, apart, csv, { wait: 0 });
-        expect(await buildNow(local, third.json.id, { tallyFeed: (limits) => thread.feed(limits), customersApartRows: 20_000 })).to.include({ outcome: 'active', customersStreamed: true });
+        // Its book walked by the tally thread and the build's own thread, partitions given as they are wanted (bookShare.ts).
+        const apartBuild = await buildNow(local, third.json.id, { tallyFeed: (limits) => thread.feed(limits), customersApartRows: 20_000 });
+        expect(apartBuild).to.include({ outcome: 'active', customersStreamed: true, customersApart: true });
+        expect(apartBuild.bookShared).to.be.within(3, 63);
         const count = async (versionId: string, table = 'version_customers') => Number((await local.db.query(`SELECT count(*) AS n FROM ${table} WHERE version_id = $1`, [versionId])).rows[0].n);
         expect(await count(first.json.id)).to.equal(await count(second.json.id)).and.be.above(1000);
         expect([await count(third.json.id), await count(third.json.id, `version_customers_apart."${third.json.id}"`)]).to.deep.equal([0, await count(second.json.id)]);
@@ -440,6 +450,18 @@ describe('metrics and catalog', () => {
         const inNode = await postCsv(local, tenant.key, ds, manyMonths, { wait: 0 });
         expect(await buildNow(local, inNode.json.id, { tallyFeed: (limits) => roomy.feed(limits) })).to.include({ outcome: 'active', readsIn: 'node' });
         expect(await storedReads(local.db, inSql.json.id)).to.deep.equal(await storedReads(local.db, inNode.json.id));
+        // Its book shared with the build's thread: the tally thread gives up all the same, its helper stops, and SQL computes the same figures.
+        const sharedInSql = await postCsv(local, tenant.key, ds, manyMonths, { wait: 0 });
+        const sharedStarved = await buildNow(local, sharedInSql.json.id, { tallyFeed: (limits) => starved.feed(limits), customersApartRows: 1 });
+        expect(sharedStarved).to.include({ outcome: 'active', readsIn: 'sql', customersApart: false });
+        expect(await storedReads(local.db, sharedInSql.json.id)).to.deep.equal(await storedReads(local.db, inNode.json.id));
+        expect(await storedFigures(local.db, sharedInSql.json.id)).to.deep.equal(await storedFigures(local.db, inNode.json.id));
+        const sharedInNode = await postCsv(local, tenant.key, ds, manyMonths, { wait: 0 });
+        const sharedRoomy = await buildNow(local, sharedInNode.json.id, { tallyFeed: (limits) => roomy.feed(limits), customersApartRows: 1 });
+        expect(sharedRoomy).to.include({ outcome: 'active', readsIn: 'node', customersApart: true });
+        expect(sharedRoomy.bookShared).to.be.above(0);
+        expect(await storedReads(local.db, sharedInNode.json.id)).to.deep.equal(await storedReads(local.db, inNode.json.id));
+        expect(await storedFigures(local.db, sharedInNode.json.id)).to.deep.equal(await storedFigures(local.db, inNode.json.id));
         // The thread is still up, and counts the next build of more than a batch.
         expect(starved.running).to.equal(true);
         const after = await postCsv(local, tenant.key, ds, contractsCsv(10_000), { wait: 0 });

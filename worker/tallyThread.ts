@@ -6,7 +6,8 @@
 // told apart. Its heap is capped like a build thread's: the tally gives up before its live objects
 // fill it (shared/platform/heapRoom.ts), and if the thread ends all the same, the build computes
 // the figures in SQL.
-import { parentPort } from 'node:worker_threads';
+import { type MessagePort, parentPort } from 'node:worker_threads';
+import { BookShare } from '../shared/ingest/bookShare.ts';
 import { GuardedTally, type TallyEnd, type TallyLimits, type TallyResult } from '../shared/ingest/tally.ts';
 import { buffersOf, type TallyBatch } from '../shared/ingest/tallyBatch.ts';
 import type { LinesSink } from '../shared/figures/customerChanges.ts';
@@ -18,7 +19,7 @@ export type ToTallyThread =
   | { type: 'start'; build: number; limits?: TallyLimits }
   | { type: 'batch'; build: number; batch: TallyBatch }
   | { type: 'end'; build: number }
-  | { type: 'result'; build: number; distinctContractIds: number; versionId: string; lines?: SharedArrayBuffer }
+  | { type: 'result'; build: number; distinctContractIds: number; versionId: string; lines?: SharedArrayBuffer; share?: { port: MessagePort; state: SharedArrayBuffer } }
   | { type: 'close'; build: number };
 
 /** Tally thread → build thread. */
@@ -85,7 +86,11 @@ port.on('message', (message: ToTallyThread) => {
     case 'end':
       return answer({ type: 'ended', build, end: tally.end() });
     case 'result': {
-      const result = tally.result(message.distinctContractIds, message.versionId, message.lines && linesTo(message.lines, build));
+      const lines = message.lines;
+      // A large build's book is walked with its build thread's help (bookShare.ts).
+      const share = lines && message.share && new BookShare(message.share.port, message.share.state, () => Atomics.load(new Int32Array(lines), LINES_STOPPED) !== 0);
+      const result = tally.result(message.distinctContractIds, message.versionId, lines && linesTo(lines, build), share);
+      share?.close();
       const stoppedBy = tally.stoppedBy;
       return answer({ type: 'result', build, result, ...(stoppedBy !== undefined && { stoppedBy }) });
     }

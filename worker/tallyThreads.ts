@@ -5,7 +5,8 @@
 // rather than letting batches pile up. A build of fewer rows is counted in the build thread.
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, type Transferable, Worker } from 'node:worker_threads';
+import { BookHelper, SHARE_STATE_BYTES } from '../shared/ingest/bookShare.ts';
 import { GuardedTally, limitsFor, type TallyEnd, type TallyLimits, type TallyResult } from '../shared/ingest/tally.ts';
 import { buffersOf, emptyBatch, type TallyBatch, TallyBatchWriter, type TalliedRow } from '../shared/ingest/tallyBatch.ts';
 import type { Writable } from 'node:stream';
@@ -17,6 +18,8 @@ const ENTRY = new URL(`./tallyThread${extname(fileURLToPath(import.meta.url))}`,
 const YOUNG_GENERATION_MB = 6;
 /** Batches going round between the build thread and the tally thread. */
 const BATCHES = 3;
+/** The helper's chunks of rows (64 KiB) the COPY may have unwritten before the helper waits. */
+const HELPER_CHUNKS_AHEAD = 32;
 /** A batch goes once it holds this many rows: a message per 64 KiB of the file cost the build thread 0.3 s of 5 in posting alone. */
 const BATCH_ROWS = 8192;
 
@@ -78,7 +81,7 @@ export class TallyThread {
 }
 
 type Thread = {
-  post: (message: ToTallyThread, transfer?: ArrayBuffer[]) => void;
+  post: (message: ToTallyThread, transfer?: Transferable[]) => void;
   /** The build no longer waits on the thread. */
   done: () => void;
 };
@@ -110,6 +113,8 @@ class ThreadFeed implements TallyFeed {
   private waitingForResult: ((result: TallyResult | undefined) => void) | undefined;
   /** While the thread streams the customers' rows: where they go, and their flow (tallyThread.ts, linesTo). */
   private lines: { out: Writable; flow: Int32Array } | undefined;
+  /** While this thread helps walk the book (help()). */
+  private helper: BookHelper | undefined;
 
   constructor(build: number, limits: TallyLimits | undefined, thread: Thread) {
     this.build = build;
@@ -161,27 +166,57 @@ class ThreadFeed implements TallyFeed {
     return this.started && this.lost === undefined;
   }
 
-  result(distinctContractIds: number, versionId: string, lines?: Writable): Promise<TallyResult | undefined> {
+  result(distinctContractIds: number, versionId: string, lines?: Writable, share = false): Promise<TallyResult | undefined> {
     if (this.lost !== undefined) return Promise.resolve(undefined);
     if (this.local) return Promise.resolve(this.local.result(distinctContractIds, versionId));
     const flow = lines && new SharedArrayBuffer(8);
+    let shared: { port: MessagePort; state: SharedArrayBuffer } | undefined;
     if (lines && flow) {
       const state = new Int32Array(flow);
       this.lines = { out: lines, flow: state };
       // The COPY failed: the thread stops writing rows (its tally gives up, and SQL computes the figures).
       lines.once('error', () => this.stopLines());
+      if (share) shared = this.help(lines, versionId);
     }
     return new Promise((resolve) => {
       this.waitingForResult = (result) => {
         this.lines = undefined;
+        this.helper?.stop('the tally answered');
+        this.helper = undefined;
         resolve(result);
       };
-      this.thread.post({ type: 'result', build: this.build, distinctContractIds, versionId, ...(flow && { lines: flow }) });
+      this.thread.post({ type: 'result', build: this.build, distinctContractIds, versionId, ...(flow && { lines: flow }), ...(shared && { share: shared }) }, shared && [shared.port]);
     });
   }
 
-  /** Tells the thread to stop sending the customers' rows (it is waiting on them, or will look). */
+  /**
+   * This thread's help with the book (bookShare.ts): it walks the partitions the tally thread gives
+   * it, while the build waits on the figures, and writes their customers' rows into `lines` too.
+   */
+  private help(lines: Writable, versionId: string): { port: MessagePort; state: SharedArrayBuffer } {
+    const { port1, port2 } = new MessageChannel();
+    const state = new SharedArrayBuffer(SHARE_STATE_BYTES);
+    let pending = 0;
+    let wake: (() => void) | undefined;
+    const write = (chunk: Buffer) => {
+      pending++;
+      lines.write(chunk, (error) => {
+        pending--;
+        if (error) this.stopLines();
+        wake?.();
+      });
+    };
+    const roomToWrite = async () => {
+      while (pending > HELPER_CHUNKS_AHEAD && this.lines !== undefined) await new Promise<void>((resolve) => (wake = resolve));
+      wake = undefined;
+    };
+    this.helper = new BookHelper(port2, state, versionId, write, roomToWrite);
+    return { port: port1, state };
+  }
+
+  /** Tells the thread to stop sending the customers' rows (it is waiting on them, or will look), and the helper to stop. */
   private stopLines(): void {
+    this.helper?.stop("the build stopped taking the customers' rows");
     const lines = this.lines;
     if (!lines) return;
     Atomics.store(lines.flow, LINES_STOPPED, 1);

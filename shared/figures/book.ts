@@ -8,7 +8,7 @@
 import { formatMonth } from './calendar.ts';
 import { type ContractTerm, MAX_MONTHS, type Movement, MOVEMENTS } from './definitions.ts';
 import { CommonDenominator, ExactSum, type Fraction, lcm, money, Q, ratio, type Term } from './exact.ts';
-import { MonthTable } from './monthTable.ts';
+import { MonthTable, type SharedMonthTable } from './monthTable.ts';
 
 /**
  * A customer's MRR from `month` on, until their next change, and the movement that led to it:
@@ -117,6 +117,19 @@ class CurrencyBook {
   }
 }
 
+/** A book as it crosses to another thread, to be merged there (MetricsBook.merge). */
+export type SharedBook = { currency: string; first: number; lastActive: number; months: SharedMonthTable; cohorts: [number, SharedMonthTable][] }[];
+
+/** About what a shared book takes in a heap once it has come across: its arrays, and its sums' map entries and objects (bounded above). */
+export function sharedBookBytes(book: SharedBook): number {
+  const table = (t: SharedMonthTable) => {
+    let entries = (t.big?.size ?? 0) + (t.rest?.size ?? 0);
+    for (const cells of t.loose?.values() ?? []) entries += cells.size;
+    return 256 + t.cells.byteLength + 160 * entries;
+  };
+  return book.reduce((n, c) => n + table(c.months) + c.cohorts.reduce((m, [, row]) => m + 64 + table(row), 0), 0);
+}
+
 export class MetricsBook {
   private readonly currencies = new Map<string, CurrencyBook>();
   /** Scratch space for a customer's terms and events (valid during one addCustomer): the events sorted, and which terms are summed apart. */
@@ -131,6 +144,31 @@ export class MetricsBook {
     let c = this.currencies.get(name);
     if (c === undefined) this.currencies.set(name, (c = new CurrencyBook(name)));
     return c;
+  }
+
+  /** The book, to be merged into another in another thread (structured clone). */
+  shared(): SharedBook {
+    return [...this.currencies.values()].map((c) => ({
+      currency: c.currency,
+      first: c.first,
+      lastActive: c.lastActive,
+      months: c.months.shared(),
+      cohorts: [...c.cohorts].map(([cohort, row]) => [cohort, row.shared()] as [number, SharedMonthTable]),
+    }));
+  }
+
+  /**
+   * Adds a book of other customers (its shared()) into this one: the figures are then those of one
+   * book that took every customer (each customer's changes go into sums, and sums add exactly).
+   */
+  merge(other: SharedBook): void {
+    for (const o of other) {
+      const c = this.currency(o.currency);
+      c.first = Math.min(c.first, o.first);
+      c.lastActive = Math.max(c.lastActive, o.lastActive);
+      c.months.merge(o.months);
+      for (const [cohort, row] of o.cohorts) c.cohortRow(cohort).merge(row);
+    }
   }
 
   /**
@@ -288,7 +326,11 @@ export class MetricsBook {
     }
   }
 
-  /** Every currency's cells, exact (see ExactCells): the months its table holds a part in. */
+  /**
+   * Every currency's cells, exact (see ExactCells): the months its table holds a part in, but
+   * those whose every figure is 0 (no difference: a book merged from two may hold parts there
+   * that one book of every customer does not).
+   */
   exactCells(): ExactCells {
     return this.series().map((cur) => {
       const t = cur.months;
@@ -297,20 +339,23 @@ export class MetricsBook {
       const moves = MOVEMENTS.map((_, i) => MOVE_CUSTOMERS + i);
       return {
         currency: cur.currency,
-        cells: t.months().map((month) => ({
-          month,
-          customers: t.count(month, CUSTOMERS),
-          mrr: t.exact(month, MRR).fraction(),
-          ...(nonZero(month, retention) && {
-            retained: { now: t.exact(month, RETAINED_NOW).fraction(), then: t.exact(month, RETAINED_THEN).fraction(), min: t.exact(month, RETAINED_MIN).fraction() },
-          }),
-          ...(nonZero(month, moves) && {
-            moves: Object.fromEntries(MOVEMENTS.map((m, i) => [m, { customers: t.count(month, MOVE_CUSTOMERS + i), mrr: t.exact(month, MOVE_MRR + i).fraction() }])) as Record<
-              Movement,
-              { customers: number; mrr: Fraction }
-            >,
-          }),
-        })),
+        cells: t
+          .months()
+          .map((month) => ({
+            month,
+            customers: t.count(month, CUSTOMERS),
+            mrr: t.exact(month, MRR).fraction(),
+            ...(nonZero(month, retention) && {
+              retained: { now: t.exact(month, RETAINED_NOW).fraction(), then: t.exact(month, RETAINED_THEN).fraction(), min: t.exact(month, RETAINED_MIN).fraction() },
+            }),
+            ...(nonZero(month, moves) && {
+              moves: Object.fromEntries(MOVEMENTS.map((m, i) => [m, { customers: t.count(month, MOVE_CUSTOMERS + i), mrr: t.exact(month, MOVE_MRR + i).fraction() }])) as Record<
+                Movement,
+                { customers: number; mrr: Fraction }
+              >,
+            }),
+          }))
+          .filter((cell) => cell.customers !== 0 || cell.mrr.n !== 0n || cell.retained !== undefined || cell.moves !== undefined),
         cohorts: [...cur.cohorts.keys()]
           .filter((cohort) => cohort <= cur.last)
           .sort((a, b) => a - b)
@@ -321,7 +366,8 @@ export class MetricsBook {
               cells: row
                 .months()
                 .filter((month) => month <= cur.last)
-                .map((month) => ({ month, customers: row.count(month, COHORT_CUSTOMERS), mrr: row.exact(month, COHORT_MRR).fraction() })),
+                .map((month) => ({ month, customers: row.count(month, COHORT_CUSTOMERS), mrr: row.exact(month, COHORT_MRR).fraction() }))
+                .filter((cell) => cell.customers !== 0 || cell.mrr.n !== 0n),
             };
           }),
       };

@@ -180,9 +180,18 @@ export function monthlyFigures(book: MetricsBook, lines: CustomerLinesWriter, ch
 // Binary, because the changes are bytes (the text format wrote them in hex, twice their size)
 // and the names need no escaping: at 1M rows a third fewer bytes and no parsing.
 const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
+/** The start of a COPY binary stream: the signature, no flags, no header extension. */
+export const COPY_HEADER: Readonly<Buffer> = Buffer.concat([SIGNATURE, Buffer.alloc(8)]);
 const FIELDS = 7;
 const INT4_OID = 23;
 const CHUNK = 65_536;
+
+/**
+ * What of COPY's frame a writer's rows carry: all (the rows are the whole COPY); the trailer only
+ * (whoever COPYs them writes the header first: a tally thread's, whose rows may share the COPY with
+ * a helper's); none (a helper's: BookHelper, bookShare.ts).
+ */
+export type LinesFrame = 'whole' | 'trailer' | 'none';
 
 /** Where streamed lines go: each buffer as it is filled, `last` with the one that ends them. */
 export type LinesSink = (chunk: Buffer, last: boolean) => void;
@@ -202,15 +211,18 @@ export class CustomerLinesWriter {
   /** Where each full buffer goes at once, if anywhere (then nothing is held). */
   private readonly sink: LinesSink | undefined;
 
-  /** `sink`: takes each buffer as it is filled (the build COPYs it while the rest are written); else they are held, then spilled. */
-  constructor(versionId: string, inMemory = 4 * 1024 * 1024, sink?: LinesSink) {
+  private readonly frame: LinesFrame;
+
+  /**
+   * `sink`: takes each buffer as it is filled (the build COPYs it while the rest are written); else
+   * they are held, then spilled. `frame`: what of COPY's header and trailer the rows carry.
+   */
+  constructor(versionId: string, inMemory = 4 * 1024 * 1024, sink?: LinesSink, frame: LinesFrame = 'whole') {
     this.versionId = Buffer.from(versionId);
     this.inMemory = inMemory;
     this.sink = sink;
-    this.at = SIGNATURE.copy(this.chunk, 0);
-    this.chunk.writeInt32BE(0, this.at); // flags
-    this.chunk.writeInt32BE(0, this.at + 4); // header extension length
-    this.at += 8;
+    this.frame = frame;
+    if (frame === 'whole') this.at = COPY_HEADER.copy(this.chunk, 0);
   }
 
   /** A customer's changes in a currency (at least one); the customer's name as a string or as its UTF-8 bytes. */
@@ -295,8 +307,10 @@ export class CustomerLinesWriter {
       this.close();
       return { chunks: [], bytes: 0 };
     }
-    if (this.at + 2 > this.chunk.length) this.endChunk(2);
-    this.at = this.chunk.writeInt16BE(-1, this.at); // the end
+    if (this.frame !== 'none') {
+      if (this.at + 2 > this.chunk.length) this.endChunk(2);
+      this.at = this.chunk.writeInt16BE(-1, this.at); // the end
+    }
     this.endChunk(0, true);
     if (this.sink) return { chunks: [], bytes: this.bytes, streamed: true };
     if (this.fd === undefined) return { chunks: this.chunks, bytes: this.held };

@@ -119,13 +119,18 @@ export class ExactSum {
     return this;
   }
 
+  /** A sum as it came across threads (structured clone keeps its fields, not its class). */
+  static from(plain: ExactSum): ExactSum {
+    const s = new ExactSum();
+    s.n = plain.n;
+    s.big = plain.big;
+    if (plain.rest) s.rest = new Map(plain.rest);
+    if (plain.restBig) s.restBig = new Map(plain.restBig);
+    return s;
+  }
+
   clone(): ExactSum {
-    const c = new ExactSum();
-    c.n = this.n;
-    c.big = this.big;
-    if (this.rest) c.rest = new Map(this.rest);
-    if (this.restBig) c.restBig = new Map(this.restBig);
-    return c;
+    return ExactSum.from(this);
   }
 
   /** Whether every part is over Q and a Number: then n is the numerator. */

@@ -11,6 +11,17 @@ const CARRY = 2 ** 52;
 const CELLS = 2 ** 30;
 const LOOSE_DENOMINATORS = 2 ** 30;
 
+/** A table as it crosses to another thread (structured clone: its sums become plain objects), to be merged there. */
+export type SharedMonthTable = {
+  width: number;
+  base: number;
+  /** The Number parts that are not 0, as pairs: the cell's index (rows from `base`), then its value. */
+  cells: Float64Array;
+  big: Map<number, bigint> | undefined;
+  rest: Map<number, ExactSum> | undefined;
+  loose: Map<number, Map<number, number>> | undefined;
+};
+
 export class MonthTable {
   private readonly width: number;
   private base = 0;
@@ -94,7 +105,11 @@ export class MonthTable {
     if (rest !== undefined) into.add(rest);
   }
 
-  /** The months with a part added to any of their cells (a sum may have come back to 0), in order. */
+  /**
+   * The months with a part added to any of their cells, in order: each holds a sum that is not 0,
+   * or had a part (a sum may have come back to 0; a table merged from two (merge) may list such
+   * months that one that took every part does not: whoever reads them skips the sums of 0).
+   */
   months(): number[] {
     this.settle();
     const touched = new Set<number>();
@@ -108,6 +123,34 @@ export class MonthTable {
     }
     for (const i of [...(this.big?.keys() ?? []), ...(this.rest?.keys() ?? [])]) touched.add(Math.floor(i / this.width));
     return [...touched].sort((a, b) => a - b).map((r) => this.base + r);
+  }
+
+  /** The table, to be merged into another in another thread (structured clone): its cells that are not 0, and its other parts. */
+  shared(): SharedMonthTable {
+    const data = this.data;
+    const end = this.rows * this.width;
+    let count = 0;
+    for (let i = 0; i < end; i++) if (data[i] !== 0) count++;
+    const cells = new Float64Array(2 * count);
+    for (let i = 0, at = 0; i < end; i++) {
+      if (data[i] === 0) continue;
+      cells[at++] = i;
+      cells[at++] = data[i]!;
+    }
+    return { width: this.width, base: this.base, cells, big: this.big, rest: this.rest, loose: this.loose };
+  }
+
+  /** Adds every sum of a table (its shared() as it came across) into this one's, exactly. */
+  merge(other: SharedMonthTable): void {
+    if (other.width !== this.width) throw new Error('tables of other columns');
+    const month = (i: number) => other.base + Math.floor(i / other.width);
+    const cells = other.cells;
+    for (let at = 0; at < cells.length; at += 2) this.add(month(cells[at]!), cells[at]! % other.width, cells[at + 1]!);
+    for (const [i, x] of other.big ?? []) this.restOf(this.cell(month(i), i % other.width)).addTerm({ num: x, den: Q, fast: NaN }, 1);
+    for (const [i, sum] of other.rest ?? []) this.restOf(this.cell(month(i), i % other.width)).add(ExactSum.from(sum));
+    for (const [den, cells] of other.loose ?? []) {
+      for (const [i, n] of cells) this.restOf(this.cell(month(i), i % other.width)).addTerm({ num: BigInt(n), den: BigInt(den), fast: NaN }, 1);
+    }
   }
 
   /** A cell's exact sum. */

@@ -10,7 +10,7 @@ import { openScratchFile } from '../platform/scratchFiles.ts';
 import { closeSync, readSync, writeSync } from 'node:fs';
 import { freeNow, grown } from './typedArrays.ts';
 
-const PARTITIONS = 64;
+export const PARTITIONS = 64;
 const INTS = 4; // customer, currency, start day, end day
 
 /** A customer's contracts in one currency, as forEachCustomer hands them over (valid until the next). */
@@ -42,6 +42,84 @@ class Partition {
     this.ints = new Int32Array(0);
     this.cents = new Float64Array(0);
     this.length = 0;
+  }
+}
+
+/** A partition's contracts gathered (index: which one), as a walk or a helper takes them. */
+export type GatheredContracts = { index: number; ints: Int32Array; cents: Float64Array; length: number };
+
+/**
+ * One partition's customers, each customer's contracts in each currency handed over together, a
+ * few at a time if asked (walk's `most`), so that a thread with other work can take turns.
+ */
+export class PartitionWalk {
+  private readonly ints: Int32Array;
+  private readonly cents: Float64Array;
+  private readonly starts: Int32Array;
+  private readonly order: Int32Array;
+  private readonly slots: number;
+  private slot = 0;
+  private readonly currencies: number[] = [];
+  private readonly group: CustomerContracts & { startDays: Int32Array<ArrayBuffer>; endDays: Int32Array<ArrayBuffer>; cents: Float64Array<ArrayBuffer> } = { customer: 0, currency: 0, count: 0, startDays: new Int32Array(16), endDays: new Int32Array(16), cents: new Float64Array(16) };
+
+  constructor({ ints, cents, length }: { ints: Int32Array; cents: Float64Array; length: number }) {
+    this.ints = ints;
+    this.cents = cents;
+    // Counting sort by customer (a partition's customers are k × PARTITIONS + its index), then
+    // by currency within a customer: contracts of one customer and currency end up together.
+    let maxCustomer = 0;
+    for (let i = 0; i < length; i++) maxCustomer = Math.max(maxCustomer, ints[i * INTS]!);
+    const slots = (this.slots = length === 0 ? 0 : Math.floor(maxCustomer / PARTITIONS) + 2);
+    const starts = (this.starts = new Int32Array(slots));
+    for (let i = 0; i < length; i++) starts[Math.floor(ints[i * INTS]! / PARTITIONS) + 1]!++;
+    for (let s = 1; s < slots; s++) starts[s]! += starts[s - 1]!;
+    const order = (this.order = new Int32Array(length));
+    const next = starts.slice();
+    for (let i = 0; i < length; i++) order[next[Math.floor(ints[i * INTS]! / PARTITIONS)]!++] = i;
+    freeNow(next);
+  }
+
+  /** Hands over the next customers (at most `most` of them); true once every one is, and then lets the partition's arrays go. */
+  walk(take: (contracts: CustomerContracts) => void, most = Infinity): boolean {
+    const { ints, cents, starts, order, currencies, group } = this;
+    let taken = 0;
+    for (; this.slot + 1 < this.slots && taken < most; this.slot++) {
+      const from = starts[this.slot]!;
+      const to = starts[this.slot + 1]!;
+      if (from === to) continue;
+      taken++;
+      // One customer's contracts, a currency at a time (few, most often one), in the order of
+      // the currencies' numbers: their list first, then a pass over the contracts for each.
+      currencies.length = 0;
+      for (let i = from; i < to; i++) {
+        const currency = ints[order[i]! * INTS + 1]!;
+        if (!currencies.includes(currency)) currencies.push(currency);
+      }
+      if (currencies.length > 1) currencies.sort((a, b) => a - b);
+      for (const currency of currencies) {
+        group.customer = ints[order[from]! * INTS]!;
+        group.currency = currency;
+        group.count = 0;
+        for (let i = from; i < to; i++) {
+          const c = order[i]!;
+          if (ints[c * INTS + 1] !== currency) continue;
+          if (group.count === group.cents.length) {
+            group.startDays = grown(group.startDays, group.count + 1);
+            group.endDays = grown(group.endDays, group.count + 1);
+            group.cents = grown(group.cents, group.count + 1);
+          }
+          group.startDays[group.count] = ints[c * INTS + 2]!;
+          group.endDays[group.count] = ints[c * INTS + 3]!;
+          group.cents[group.count++] = cents[c]!;
+        }
+        take(group);
+      }
+    }
+    if (this.slot + 1 < this.slots) return false;
+    // A partition's arrays are megabytes at 10M rows (gathered from the file, and its order):
+    // let go now, not at the heap's next full collection, which came after several of them.
+    freeNow(ints, cents, order, starts);
+    return true;
   }
 }
 
@@ -83,60 +161,25 @@ export class ContractLog {
 
   /**
    * Hands over each customer's contracts in each currency, a partition at a time (customers in no
-   * particular order; each customer and currency once). Call once, at the end.
+   * particular order; each customer and currency once). Call once, at the end. With `share`, the
+   * partitions from the last one down go to a helper whenever it wants one (between two of this
+   * walk's partitions), gathered, for it to walk (PartitionWalk) while this walk goes on.
    */
-  forEachCustomer(take: (contracts: CustomerContracts) => void): void {
-    for (const p of this.partitions) {
-      const { ints, cents, length } = this.gather(p);
-      if (length === 0) continue;
-      // Counting sort by customer (a partition's customers are k × PARTITIONS + its index), then
-      // by currency within a customer: contracts of one customer and currency end up together.
-      let maxCustomer = 0;
-      for (let i = 0; i < length; i++) maxCustomer = Math.max(maxCustomer, ints[i * INTS]!);
-      const slots = Math.floor(maxCustomer / PARTITIONS) + 2;
-      const starts = new Int32Array(slots);
-      for (let i = 0; i < length; i++) starts[Math.floor(ints[i * INTS]! / PARTITIONS) + 1]!++;
-      for (let s = 1; s < slots; s++) starts[s]! += starts[s - 1]!;
-      const order = new Int32Array(length);
-      const next = starts.slice();
-      for (let i = 0; i < length; i++) order[next[Math.floor(ints[i * INTS]! / PARTITIONS)]!++] = i;
-      const currencies: number[] = [];
-      const group = { customer: 0, currency: 0, count: 0, startDays: new Int32Array(16), endDays: new Int32Array(16), cents: new Float64Array(16) };
-      for (let s = 0; s + 1 < slots; s++) {
-        const from = starts[s]!;
-        const to = starts[s + 1]!;
-        if (from === to) continue;
-        // One customer's contracts, a currency at a time (few, most often one), in the order of
-        // the currencies' numbers: their list first, then a pass over the contracts for each.
-        currencies.length = 0;
-        for (let i = from; i < to; i++) {
-          const currency = ints[order[i]! * INTS + 1]!;
-          if (!currencies.includes(currency)) currencies.push(currency);
-        }
-        if (currencies.length > 1) currencies.sort((a, b) => a - b);
-        for (const currency of currencies) {
-          group.customer = ints[order[from]! * INTS]!;
-          group.currency = currency;
-          group.count = 0;
-          for (let i = from; i < to; i++) {
-            const c = order[i]!;
-            if (ints[c * INTS + 1] !== currency) continue;
-            if (group.count === group.cents.length) {
-              group.startDays = grown(group.startDays, group.count + 1);
-              group.endDays = grown(group.endDays, group.count + 1);
-              group.cents = grown(group.cents, group.count + 1);
-            }
-            group.startDays[group.count] = ints[c * INTS + 2]!;
-            group.endDays[group.count] = ints[c * INTS + 3]!;
-            group.cents[group.count++] = cents[c]!;
-          }
-          take(group);
-        }
+  forEachCustomer(take: (contracts: CustomerContracts) => void, share?: { wants(): boolean; give(part: GatheredContracts): void }): void {
+    let front = 0;
+    let back = PARTITIONS - 1;
+    while (front <= back) {
+      while (share && front < back && share.wants()) {
+        const p = this.partitions[back]!;
+        const { ints, cents, length } = this.gather(p);
+        if (length > 0) share.give({ index: back, ints, cents, length });
+        back--;
+        p.free(); // what was given is transferred: detached, nothing to free
       }
+      const p = this.partitions[front]!;
+      new PartitionWalk(this.gather(p)).walk(take);
       p.free();
-      // A partition's arrays are megabytes at 10M rows (gathered from the file, and its order):
-      // let go now, not at the heap's next full collection, which came after several of them.
-      freeNow(ints, cents, order, starts, next);
+      front++;
     }
   }
 

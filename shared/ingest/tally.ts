@@ -12,11 +12,12 @@ import { CONTRACT_FIELDS, FIELD_KINDS, type FieldName, GATING_FIELDS, type Gatin
 import { formatDay } from '../figures/calendar.ts';
 import { currencyCode } from './currencies.ts';
 import { CENTS, CURRENCY, CUSTOMER_BYTES, END_DAY, PRODUCT_BYTES, ROW_FIELDS, START_DAY, type TallyBatch } from './tallyBatch.ts';
-import { ContractLog } from './contractLog.ts';
+import { ContractLog, type GatheredContracts, PARTITIONS } from './contractLog.ts';
+import { type BookShare, walkCustomer } from './bookShare.ts';
 import { byBytes, MetricsBook } from '../figures/book.ts';
 import { formatScaled } from '../figures/exact.ts';
 import { CustomerLinesWriter, type LinesSink, type MonthlyFigures, monthlyFigures } from '../figures/customerChanges.ts';
-import { type ContractTerm, contractTerm } from '../figures/definitions.ts';
+import type { ContractTerm } from '../figures/definitions.ts';
 import { NameTable } from './nameTable.ts';
 import { freeNow, Reservation } from './typedArrays.ts';
 import { HashList, NumberSet } from './numberSet.ts';
@@ -156,8 +157,14 @@ export class Tally {
   private readonly amounts: NumberSet;
   private readonly customers: NameTable;
   private readonly products: NameTable;
-  /** Arrays as long as the limits allow, written only as far as they are used (typedArrays.ts). */
+  /**
+   * Arrays as long as the limits allow, written only as far as they are used (typedArrays.ts): the
+   * names' and products' arrays, kept until the figures are made; and the sets (the contractIds'
+   * hashes, the distinct amounts and days), let go once every row is in (end()), before the book
+   * is walked (realistic 10M rows: 13 MiB written of them).
+   */
   private readonly reservation: Reservation;
+  private readonly sets: Reservation;
   /** Per product (by number): its rows, and its customers. */
   private productContracts: Int32Array;
   private productCustomers: Int32Array;
@@ -185,6 +192,8 @@ export class Tally {
   // contractIds: no two equal hashes means no duplicate.
   private readonly ids: HashList;
   private idCount = 0;
+  /** Partitions of the contract log a helper walked (bookShare.ts). */
+  private partitionsShared = 0;
   /** Room in the thread's heap: the tally gives up while it still has some (heapRoom.ts). */
   private readonly room = new HeapRoom();
 
@@ -194,22 +203,19 @@ export class Tally {
     const productNames = { maxNames: limits.products, maxBytes: limits.productBytes };
     const bitmaps = limits.setSlots > BITMAPS_PAST;
     const reservation = (this.reservation = new Reservation(
-      NameTable.reserves(customerNames) +
-        NameTable.reserves(productNames) +
-        HashList.reserves(limits.setSlots) +
-        (bitmaps ? NumberSet.reserves(AMOUNT_BITMAP_VALUES) + 2 * DaySet.reserves() : 0) +
-        Reservation.bytes(4 * limits.customers, 4 * limits.products, 4 * limits.products),
+      NameTable.reserves(customerNames) + NameTable.reserves(productNames) + Reservation.bytes(4 * limits.customers, 4 * limits.products, 4 * limits.products),
     ));
+    const sets = (this.sets = new Reservation(HashList.reserves(limits.setSlots) + (bitmaps ? NumberSet.reserves(AMOUNT_BITMAP_VALUES) + 2 * DaySet.reserves() : 0)));
     this.customers = new NameTable(customerNames, reservation);
     this.products = new NameTable(productNames, reservation);
     this.contracts = new ContractLog(limits.contractsInMemory);
-    this.ids = new HashList(limits.setSlots, reservation);
+    this.ids = new HashList(limits.setSlots, sets);
     this.productBits = reservation.int32(limits.customers);
     this.productContracts = reservation.int32(limits.products);
     this.productCustomers = reservation.int32(limits.products);
-    this.amounts = new NumberSet(limits.setSlots, bitmaps ? { values: AMOUNT_BITMAP_VALUES, reservation } : undefined);
-    this.startDays = new DaySet(limits.setSlots, bitmaps ? reservation : undefined);
-    this.endDays = new DaySet(limits.setSlots, bitmaps ? reservation : undefined);
+    this.amounts = new NumberSet(limits.setSlots, bitmaps ? { values: AMOUNT_BITMAP_VALUES, reservation: sets } : undefined);
+    this.startDays = new DaySet(limits.setSlots, bitmaps ? sets : undefined);
+    this.endDays = new DaySet(limits.setSlots, bitmaps ? sets : undefined);
   }
 
   /** A batch of rows: the contractId hashes of every stored row, valid or not (for the duplicate check), and the valid rows. */
@@ -242,14 +248,24 @@ export class Tally {
     this.productOf = new Int32Array(rows);
   }
 
-  /** What the build needs to know once every row is in (call once). */
+  /** What the build needs to know once every row is in (call once). The sets go then: their sizes, minima and maxima stay. */
   end(): TallyEnd {
-    return {
+    const end = {
       complete: this.complete,
       ...(this.gaveUpOn !== undefined && { gaveUpOn: this.gaveUpOn }),
       presentContractIds: this.idCount,
       contractIdsDistinct: this.contractIdsDistinct(),
     };
+    this.disposeSets();
+    return end;
+  }
+
+  private disposeSets(): void {
+    this.ids.dispose();
+    this.amounts.dispose();
+    this.startDays.dispose();
+    this.endDays.dispose();
+    this.sets.free();
   }
 
   /** Whether the rows' contractIds are known to be distinct (else SQL has to look). Call once. */
@@ -265,13 +281,10 @@ export class Tally {
 
   /** Lets go of what the tally holds outside the heap, now (its arrays, the contractId hashes' temporary file). Call once, at the end. */
   close(): void {
-    this.ids.dispose();
-    this.amounts.dispose();
+    this.disposeSets();
     this.customers.dispose();
     this.products.dispose();
     this.contracts.close();
-    this.startDays.dispose();
-    this.endDays.dispose();
     freeNow(this.customerAt, this.productAt, this.customerOf, this.productOf);
     this.reservation.free();
   }
@@ -373,14 +386,14 @@ export class Tally {
   }
 
   /** The figures: those version_reads stores, and the monthly ones (call once); `sink` takes the customers' rows as they are written (CustomerLinesWriter). */
-  result(distinctContractIds: number, versionId: string, sink?: LinesSink) {
+  result(distinctContractIds: number, versionId: string, sink?: LinesSink, share?: BookShare) {
     const cents = (n: number) => formatScaled(BigInt(n), 2);
     const day = (d: number) => (d === Infinity || d === -Infinity ? null : formatDay(d));
     const excluded = Object.fromEntries(GATING_FIELDS.map((f) => [f.name, this.excluded[f.name]]));
     const rows = { total: this.total, contributing: this.contributing, excluded };
 
     // First the monthly figures: their walk over each customer's contracts counts each currency's customers.
-    const monthly = this.monthlyFigures(versionId, sink);
+    const monthly = this.monthlyFigures(versionId, sink, share);
     const contributing = this.currencies.filter((c) => c.contracts > 0).sort((a, b) => byBytes(a.name, b.name));
     const currencies = contributing.map((c) => ({ currency: c.name, contracts: c.contracts, customers: c.customers, totalValue: cents(c.cents) }));
     const products = Array.from({ length: this.products.size }, (_, n) => ({ product: this.products.nameOf(n), contracts: this.productContracts[n]!, customers: this.productCustomers[n]! }))
@@ -410,32 +423,57 @@ export class Tally {
       }),
       products,
     };
-    return { rows, currencies, catalog, figures: monthly };
+    return { rows, currencies, catalog, figures: monthly, partitionsShared: this.partitionsShared };
   }
 
-  /** The monthly figures, from each customer's contracts (shared/figures/book.ts). */
-  private monthlyFigures(versionId: string, sink?: LinesSink): MonthlyFigures {
+  /**
+   * The monthly figures, from each customer's contracts (shared/figures/book.ts). With `share`, a
+   * helper walks some of the partitions (bookShare.ts), and its book is merged into this one.
+   */
+  private monthlyFigures(versionId: string, sink?: LinesSink, share?: BookShare): MonthlyFigures {
     const book = new MetricsBook();
-    const lines = new CustomerLinesWriter(versionId, this.limits.linesInMemory, sink);
+    // Streamed, the rows carry COPY's trailer, not its header: the build writes that first, as a helper's rows may come before these.
+    const lines = new CustomerLinesWriter(versionId, this.limits.linesInMemory, sink, sink ? 'trailer' : 'whole');
     try {
       const terms: ContractTerm[] = [];
       let walked = 0;
+      const helper = share && {
+        wants: () => share.wants(),
+        give: (part: GatheredContracts) => {
+          this.partitionsShared++;
+          share.give({ ...part, ...this.namesOf(part.index) });
+        },
+      };
       this.contracts.forEachCustomer((group) => {
         if (++walked % ROOM_CHECK_CUSTOMERS === 0) this.room.check('the tally');
-        terms.length = 0;
-        for (let i = 0; i < group.count; i++) terms.push(contractTerm(group.startDays[i]!, group.endDays[i]!, group.cents[i]!));
         this.currency(group.currency).customers++;
-        const currency = currencyCode(group.currency);
-        const changes = book.addCustomer(currency, terms);
-        if (changes.length > 0) lines.add(currency, this.customers.bytesOf(group.customer), changes);
-      });
+        walkCustomer(book, lines, group, this.customers.bytesOf(group.customer), terms);
+      }, helper);
+      if (share) {
+        const helped = share.finish(this.room, 'the tally');
+        book.merge(helped.book);
+        for (const [currency, customers] of helped.customers) this.currency(currency).customers += customers;
+      }
+      // The names were for the customers' rows: their pages and slots go before the documents are made (size stays).
+      this.customers.dispose();
       return monthlyFigures(book, lines, () => this.room.check('the tally'));
     } catch (error) {
+      share?.close();
       lines.close();
       throw error;
     }
   }
 
+  /** The names of partition `index`'s customers (k × PARTITIONS + index), for a helper (SharedPartition). */
+  private namesOf(index: number): { nameStarts: Int32Array; nameBytes: Uint8Array } {
+    const size = this.customers.size;
+    const count = index < size ? Math.floor((size - 1 - index) / PARTITIONS) + 1 : 0;
+    const nameStarts = new Int32Array(count + 1);
+    for (let k = 0; k < count; k++) nameStarts[k + 1] = nameStarts[k]! + this.customers.bytesOf(k * PARTITIONS + index).length;
+    const nameBytes = new Uint8Array(nameStarts[count]!);
+    for (let k = 0; k < count; k++) nameBytes.set(this.customers.bytesOf(k * PARTITIONS + index), nameStarts[k]!);
+    return { nameStarts, nameBytes };
+  }
 }
 
 export type TallyResult = ReturnType<Tally['result']>;
@@ -471,8 +509,8 @@ export class GuardedTally {
   }
 
   /** The figures; undefined if they could not be had (SQL computes them). */
-  result(distinctContractIds: number, versionId: string, sink?: LinesSink): TallyResult | undefined {
-    return this.guard(() => this.tally?.result(distinctContractIds, versionId, sink));
+  result(distinctContractIds: number, versionId: string, sink?: LinesSink, share?: BookShare): TallyResult | undefined {
+    return this.guard(() => this.tally?.result(distinctContractIds, versionId, sink, share));
   }
 
   close(): void {

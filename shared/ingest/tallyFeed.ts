@@ -23,8 +23,9 @@ export interface TallyFeed {
    * The figures (after end(), when it said complete); undefined if they could not be had after all
    * (SQL computes them). With `lines`, a tally on a thread of its own writes the customers' rows
    * there as the book makes them (the result's customers say `streamed`); another holds them.
+   * With `share` too, the build's own thread helps walk the book (shared/ingest/bookShare.ts).
    */
-  result(distinctContractIds: number, versionId: string, lines?: Writable): Promise<TallyResult | undefined>;
+  result(distinctContractIds: number, versionId: string, lines?: Writable, share?: boolean): Promise<TallyResult | undefined>;
   /** Whether result() would stream the customers' rows to `lines` (the rows are counted on a thread of their own). */
   readonly streamsLines?: boolean;
   /** Lets go of what the tally holds. */

@@ -58,6 +58,18 @@ export class HeapRoom {
     return Math.round(this.limit / 2 ** 20);
   }
 
+  /**
+   * Whether `bytes` more of live objects would stay below the share of the limit (collecting the
+   * heap first when they would not by its used size): for what comes whole, such as a message.
+   */
+  hasRoomFor(bytes: number): boolean {
+    const most = this.liveShare * this.limit;
+    if (getHeapStatistics().used_heap_size + bytes < most) return true;
+    collectGarbage();
+    this.collections++;
+    return oldGenerationUsed() + bytes < most;
+  }
+
   /** Throws HeapNearLimit, naming `what` stopped, when nearLimit() says so. */
   check(what: string): void {
     if (this.nearLimit()) throw new HeapNearLimit(what, this);

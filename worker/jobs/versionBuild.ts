@@ -18,7 +18,7 @@ import { GuardedTally, limitsForFile, type TallyEnd, type TallyLimits, type Tall
 import { LocalTallyFeed, type TallyFeed } from '../../shared/ingest/tallyFeed.ts';
 import { computeReads, storeReads } from '../../shared/domain/metricsAndCatalog.ts';
 import { computeMonthlyFigures, copyCustomersIn, createCustomersApart, indexCustomersApart, storeMonthlyFigures } from '../../shared/domain/monthlyFigures.ts';
-import { discardCustomerLines } from '../../shared/figures/customerChanges.ts';
+import { COPY_HEADER, discardCustomerLines } from '../../shared/figures/customerChanges.ts';
 import { type RecognisedColumns, type VersionWarning, versionWarnings } from '../../shared/contract/columns.ts';
 import {
   activateVersion,
@@ -52,6 +52,8 @@ export type BuildSummary = {
   customersStreamed?: boolean;
   /** Whether they went to a table of the version's own (sql/029), analyzed as it was indexed. */
   customersApart?: boolean;
+  /** Partitions of the book (of 64) the build's own thread walked, helping its tally thread (shared/ingest/bookShare.ts). */
+  bookShared?: number;
   /** Why the reads were computed in SQL: what outgrew the tally's limits. */
   tallyGaveUpOn?: string;
   timings?: Record<string, number>;
@@ -121,6 +123,7 @@ async function build(pool: Pool, blobs: BlobStore, views: Views, version: Builda
   let readsInNode = false;
   let customersStreamed = false;
   let customersApart = false;
+  let bookShared = 0;
   let columns: RecognisedColumns | null = null;
   let warnings: VersionWarning[] = [];
 
@@ -172,6 +175,7 @@ async function build(pool: Pool, blobs: BlobStore, views: Views, version: Builda
       readsInNode = figures !== undefined;
       customersStreamed = figures?.figures.customers.streamed === true;
       customersApart = customersStreamed && apart;
+      bookShared = figures?.partitionsShared ?? 0;
       if (tallied.complete && !figures) tallied = { ...tallied, gaveUpOn: tally.whyLost?.() ?? 'the tally could not give its figures' };
       try {
         const reads = figures
@@ -228,6 +232,7 @@ async function build(pool: Pool, blobs: BlobStore, views: Views, version: Builda
     readsIn: readsInNode ? 'node' : 'sql',
     customersStreamed,
     customersApart,
+    bookShared,
     ...(tallied?.gaveUpOn !== undefined && { tallyGaveUpOn: tallied.gaveUpOn }),
     timings: phase.timings,
   };
@@ -246,12 +251,14 @@ async function tallyResult(client: Client, tally: TallyFeed, distinctContractIds
   await client.query('SAVEPOINT customer_rows');
   const table = apart ? await createCustomersApart(client, versionId) : undefined;
   const copy = client.query(copyCustomersIn(table));
+  copy.write(COPY_HEADER); // the rows that follow, the tally's and its helper's, carry none
   const stored = finished(copy);
   // The feed ends the COPY with the last of the rows, before the book makes its documents: the
   // table of the version's own is indexed meanwhile (realistic 1M rows: 0.5 s of documents).
   const indexed = stored.then(() => (apart ? indexCustomersApart(client, versionId) : undefined));
   indexed.catch(() => {}); // awaited below, once the book is done
-  const result = await tally.result(distinctContractIds, versionId, copy);
+  // A large build's thread helps walk the book (shared/ingest/bookShare.ts): it has nothing else to do meanwhile.
+  const result = await tally.result(distinctContractIds, versionId, copy, apart);
   if (result?.figures.customers.streamed) {
     if (!copy.writableEnded) copy.end();
     await indexed;
