@@ -6,7 +6,8 @@ import { dayNumber } from '../shared/figures/calendar.ts';
 import { contractTerm, wholeMonths } from '../shared/figures/definitions.ts';
 import { MetricsBook } from '../shared/figures/book.ts';
 import { changeCents } from '../shared/figures/customerChanges.ts';
-import { ExactSum, money, ratio, term } from '../shared/figures/exact.ts';
+import { cellsJson, fixedFraction, parseCells } from '../shared/figures/fxBasis.ts';
+import { ExactSum, FIXED, type Fraction, money, ratio, term } from '../shared/figures/exact.ts';
 import { books } from './support/books.ts';
 import { Frac, referenceFigures, referenceMonthlyValue, type ReferenceRow } from './support/metricsReference.ts';
 import { formatMonth } from '../shared/figures/calendar.ts';
@@ -216,8 +217,32 @@ describe('figures', () => {
           expect(merged.cohorts()).to.deep.equal(whole.cohorts());
           expect(merged.bounds()).to.deep.equal(whole.bounds());
           expect(merged.exactCells()).to.deep.equal(whole.exactCells());
+          // As the build stores them: each fraction in fixed point as it is made, the same text.
+          expect(cellsJson(merged.exactCells(fixedFraction))).to.equal(cellsJson(whole.exactCells()));
         }),
         { numRuns: 200 },
+      );
+    });
+  });
+
+  describe('cells kept for conversion', () => {
+    it('when cells are kept, then each value is its fixed-point numerator alone, and cells kept before with FIXED beside each value read the same', () => {
+      fc.assert(
+        fc.property(books(), (rows) => {
+          const book = new MetricsBook();
+          const groups = new Map<string, ReferenceRow[]>();
+          for (const r of rows) groups.set(`${r.currency}\u0000${r.customer}`, [...(groups.get(`${r.currency}\u0000${r.customer}`) ?? []), r]);
+          for (const [key, group] of groups) book.addCustomer(key.slice(0, key.indexOf('\u0000')), group.map((r) => contractTerm(day(r.startDate!), day(r.endDate!), cents(r.amount!))));
+          const cells = book.exactCells();
+          const text = cellsJson(cells);
+          expect(text).not.to.include('"d":');
+          // As builds kept them before: every value over FIXED, written beside it.
+          const before = JSON.stringify(cells, (_, v: unknown) =>
+            typeof v === 'bigint' ? `${v}n` : typeof v === 'object' && v !== null && 'd' in v && 'n' in v ? { n: fixedFraction(v as Fraction).n, d: FIXED } : v,
+          );
+          expect(parseCells(text)).to.deep.equal(parseCells(before));
+        }),
+        { numRuns: 50 },
       );
     });
   });

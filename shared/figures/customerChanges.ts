@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { type CustomerMovement, type Movement, MOVEMENTS } from './definitions.ts';
 import type { CustomerChange, MetricsBook, SeriesBounds } from './book.ts';
-import { cellsJson } from './fxBasis.ts';
+import { cellsJson, fixedFraction } from './fxBasis.ts';
 import { Q } from './exact.ts';
 import { PackWriter } from './packing.ts';
 
@@ -172,7 +172,7 @@ export function monthlyFigures(book: MetricsBook, lines: CustomerLinesWriter, ch
   checkRoom();
   const cohorts = Array.from(cohortsOf, ([currency, list]) => ({ currency, cohorts: list.join(',') }));
   checkRoom();
-  return { monthly, cohorts, bounds: book.bounds(), customers, cells: cellsJson(book.exactCells()) };
+  return { monthly, cohorts, bounds: book.bounds(), customers, cells: cellsJson(book.exactCells(fixedFraction)) };
 }
 
 // COPY's binary format (PostgreSQL, "COPY … (FORMAT binary)"): a signature, flags and no header

@@ -14,7 +14,7 @@
 // on a customer's values, are exact. Pure computation, no I/O.
 import type { ExactCells } from './book.ts';
 import { type Movement, MOVEMENTS } from './definitions.ts';
-import { FIXED, fixedOf, lcm } from './exact.ts';
+import { FIXED, fixedOf, type Fraction, lcm } from './exact.ts';
 import { PackReader, PackWriter } from './packing.ts';
 import { RetentionRecords } from './retentionRecords.ts';
 
@@ -635,17 +635,27 @@ export function parseBasisJson(doc: BasisDoc): FxBasis {
  * A book's cells as JSON (BigInts as "123n"), to keep until a basis is made from them: each value
  * rounded to its fixed point already, as the basis adds it (over FIXED, which fixedOf takes as it
  * is). Exact, a value's denominator is the lcm of its day counts: some 1,600 digits on a realistic
- * 10M-row file, twice per value, which made the cells some 100 MB to read back and parse.
+ * 10M-row file, twice per value, which made the cells some 100 MB to read back and parse. In fixed
+ * point a value is its numerator alone, `{"n": …}`: FIXED written beside each (52 digits) was half
+ * of the text (cells kept before say it, and still read).
  */
 export const cellsJson = (cells: ExactCells): string =>
   JSON.stringify(cells, (_, v: unknown) => {
     if (typeof v === 'bigint') return `${v}n`;
-    if (isFraction(v) && v.d !== FIXED) return { n: fixedOf(v.n, v.d), d: FIXED };
+    if (isFraction(v)) return { n: v.d === FIXED ? v.n : fixedOf(v.n, v.d) };
     return v;
   });
+
+/** A fraction as cellsJson keeps it: in fixed point (for MetricsBook.exactCells, which then holds no exact one for long). */
+export const fixedFraction = (f: Fraction): Fraction => (f.d === FIXED ? f : { n: fixedOf(f.n, f.d), d: FIXED });
 
 const isFraction = (v: unknown): v is { n: bigint; d: bigint } =>
   typeof v === 'object' && v !== null && typeof (v as { n?: unknown }).n === 'bigint' && typeof (v as { d?: unknown }).d === 'bigint';
 
-/** The cells cellsJson wrote (as text). */
-export const parseCells = (text: string): ExactCells => JSON.parse(text, (_, v: unknown) => (typeof v === 'string' && /^-?\d+n$/.test(v) ? BigInt(v.slice(0, -1)) : v)) as ExactCells;
+/** The cells cellsJson wrote (as text); a value without its denominator is over FIXED. */
+export const parseCells = (text: string): ExactCells =>
+  JSON.parse(text, (_, v: unknown) => {
+    if (typeof v === 'string' && /^-?\d+n$/.test(v)) return BigInt(v.slice(0, -1));
+    if (typeof v === 'object' && v !== null && typeof (v as { n?: unknown }).n === 'bigint' && (v as { d?: unknown }).d === undefined) return { n: (v as { n: bigint }).n, d: FIXED };
+    return v;
+  }) as ExactCells;
