@@ -10,7 +10,7 @@ import { type MessagePort, parentPort } from 'node:worker_threads';
 import { BookShare } from '../shared/ingest/bookShare.ts';
 import { GuardedTally, type TallyEnd, type TallyLimits, type TallyResult } from '../shared/ingest/tally.ts';
 import { buffersOf, type TallyBatch } from '../shared/ingest/tallyBatch.ts';
-import type { LinesSink } from '../shared/figures/customerChanges.ts';
+import { figuresBuffers, type LinesSink } from '../shared/figures/customerChanges.ts';
 import { LINES_STOPPED, LINES_WRITTEN } from '../shared/ingest/tallyFeed.ts';
 import { lowerThreadPriority } from '../shared/platform/threadPriority.ts';
 
@@ -92,7 +92,7 @@ port.on('message', (message: ToTallyThread) => {
       const result = tally.result(message.distinctContractIds, message.versionId, lines && linesTo(lines, build), share);
       share?.close();
       const stoppedBy = tally.stoppedBy;
-      return answer({ type: 'result', build, result, ...(stoppedBy !== undefined && { stoppedBy }) });
+      return answer({ type: 'result', build, result, ...(stoppedBy !== undefined && { stoppedBy }) }, result ? figuresBuffers(result.figures) : []);
     }
     case 'close':
       tally.close();

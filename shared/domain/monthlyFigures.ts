@@ -9,7 +9,7 @@ import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import { type CohortFigures, type ExactCells, MetricsBook } from '../figures/book.ts';
 import { formatMonth, formatMonthStart, parseMonth } from '../figures/calendar.ts';
 import { contractTerm, type ContractTerm, type CustomerMovement } from '../figures/definitions.ts';
-import { customerMonth, CustomerLinesWriter, discardCustomerLines, moveCode, type MonthlyFigures, monthlyFigures, readCustomerLines, unpackChanges } from '../figures/customerChanges.ts';
+import { asBuffer, customerMonth, CustomerLinesWriter, discardCustomerLines, moveCode, type MonthlyFigures, monthlyFigures, readCustomerLines, unpackChanges } from '../figures/customerChanges.ts';
 import { formatScaled } from '../figures/exact.ts';
 import { type Client, type Pool, type Queryable, withTransaction } from '../platform/db.ts';
 import {
@@ -94,7 +94,7 @@ export async function storeMonthlyFigures(client: Client, versionId: string, fig
   );
   // A statement per currency: megabytes of JSON as a plain parameter, not escaped into an array literal and parsed out of it.
   for (const { currency, cohorts } of figures.cohorts) {
-    await client.query('INSERT INTO version_cohorts (version_id, currency, cohorts) VALUES ($1, $2, $3)', [versionId, currency, cohorts]);
+    await client.query('INSERT INTO version_cohorts (version_id, currency, cohorts) VALUES ($1, $2, $3)', [versionId, currency, asBuffer(cohorts)]);
   }
   await client.query('INSERT INTO version_series (version_id, currency, first_month, last_month) SELECT $1, * FROM unnest($2::text[], $3::int[], $4::int[])', [
     versionId,
@@ -111,7 +111,7 @@ export async function storeMonthlyFigures(client: Client, versionId: string, fig
   // from these cells. A version's figures computed again (shared/domain/figuresBackfill.ts) replace what it had, its basis too.
   await client.query('INSERT INTO version_fx (version_id, cells) VALUES ($1, $2) ON CONFLICT (version_id) DO UPDATE SET cells = excluded.cells, basis = NULL, basis_json = NULL', [
     versionId,
-    figures.cells,
+    asBuffer(figures.cells), // UTF-8 text, sent as it is (a bytes parameter: the text type's binary form)
   ]);
 }
 

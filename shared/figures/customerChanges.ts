@@ -141,15 +141,30 @@ export type CustomerLines = { chunks: Buffer[]; path?: undefined; bytes: number;
  * currency's cohorts (version_cohorts: each cohort's JSON, comma-separated), the series' bounds,
  * each customer's changes as COPY lines, and the book's cells (version_fx: the start of its basis
  * for conversion, fxBasis.ts). Text, made where the book is: a tally thread hands the build a few
- * strings, not tens of thousands of objects that both threads would hold at once.
+ * strings, not tens of thousands of objects that both threads would hold at once; the large ones
+ * (the cohorts, the cells: megabytes at 10M rows) as UTF-8 bytes of their own, which the thread
+ * transfers (figuresBuffers) rather than copies, and PostgreSQL takes as they are.
  */
 export type MonthlyFigures = {
   monthly: { month: string; currency: string; figures: string }[];
-  cohorts: { currency: string; cohorts: string }[];
+  cohorts: { currency: string; cohorts: Uint8Array }[];
   bounds: SeriesBounds[];
   customers: CustomerLines;
-  cells: string;
+  cells: Uint8Array;
 };
+
+/** Text as UTF-8 bytes in a buffer of their own (never Buffer's shared pool: it can be transferred). */
+function ownBytes(text: string): Uint8Array {
+  const bytes = new Uint8Array(Buffer.byteLength(text));
+  Buffer.from(bytes.buffer).write(text);
+  return bytes;
+}
+
+/** The buffers of the figures that a thread transfers with them (each its own: ownBytes). */
+export const figuresBuffers = (figures: MonthlyFigures): ArrayBuffer[] => [figures.cells, ...figures.cohorts.map((c) => c.cohorts)].map((bytes) => bytes.buffer as ArrayBuffer);
+
+/** Bytes as a Buffer, for a query's parameter (a Uint8Array once it came across threads). */
+export const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
 /**
  * The book's figures once every customer is in, with the customers' lines written. `checkRoom`
@@ -170,9 +185,9 @@ export function monthlyFigures(book: MetricsBook, lines: CustomerLinesWriter, ch
     list.push(JSON.stringify(cohort));
   }
   checkRoom();
-  const cohorts = Array.from(cohortsOf, ([currency, list]) => ({ currency, cohorts: list.join(',') }));
+  const cohorts = Array.from(cohortsOf, ([currency, list]) => ({ currency, cohorts: ownBytes(list.join(',')) }));
   checkRoom();
-  return { monthly, cohorts, bounds: book.bounds(), customers, cells: cellsJson(book.exactCells(fixedFraction)) };
+  return { monthly, cohorts, bounds: book.bounds(), customers, cells: ownBytes(cellsJson(book.exactCells(fixedFraction))) };
 }
 
 // COPY's binary format (PostgreSQL, "COPY … (FORMAT binary)"): a signature, flags and no header
