@@ -56,6 +56,33 @@ describe('retention of superseded versions', () => {
     }
   });
 
+  it('when a purge was cut short after the version\'s rows were marked purged, then the next run deletes its customers and changes all the same, and marks its purge finished', async function () {
+    this.timeout(60_000);
+    const w = await worker();
+    try {
+      const { key } = await svc.tenant();
+      const ds = await newDataset(svc, key);
+      const old = await postCsv(svc, key, ds, ONE);
+      const active = await postCsv(svc, key, ds, TWO);
+      expect([old.status, active.status]).to.deep.equal([201, 201]);
+      const customersOf = async (versionId: string) => Number((await svc.db.query('SELECT count(*) FROM version_customers WHERE version_id = $1', [versionId])).rows[0].count);
+      expect(await customersOf(old.json.id)).to.equal(1);
+      // As a worker killed right after the mark leaves it: rows gone, marked, its customers still there.
+      await svc.db.query('DELETE FROM contract_rows WHERE version_id = $1', [old.json.id]);
+      await svc.db.query(`UPDATE versions SET superseded_at = now() - interval '31 days', rows_purged_at = now() WHERE id = $1`, [old.json.id]);
+
+      await purgeNow();
+      const finished = await eventually(() => svc.db.query('SELECT purge_finished_at FROM versions WHERE id = $1', [old.json.id]), (r) => r.rows[0].purge_finished_at !== null, { timeoutMs: 20_000 });
+      expect(finished.rows[0].purge_finished_at).not.to.equal(null);
+      expect(await customersOf(old.json.id)).to.equal(0);
+      expect(await customersOf(active.json.id)).to.equal(2);
+      expect((await svc.request(`/v1/datasets/${ds}/customers?month=2026-06`, { key })).json.data).to.have.length(2);
+    } finally {
+      w.child.kill('SIGTERM');
+      await w.exited;
+    }
+  });
+
   const BIG = 90_000;
   it('when the worker is killed mid-purge, under load, then the next one finishes it and nothing of the active version is lost', async function () {
     this.timeout(120_000);

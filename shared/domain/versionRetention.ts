@@ -6,7 +6,8 @@
 // never touched (only superseded versions are taken, and a superseded one never becomes active
 // again). Rows go in batches (contractRows.ts), so a purge blocks neither builds nor reads; a
 // purge cut short (a worker killed) is taken again by the next run, as the version is not marked
-// purged until its rows are gone.
+// purged until its rows are gone, nor its purge finished until its customers and changes are too
+// (sql/030).
 import type { BlobStore } from '../blobs/blobStore.ts';
 import type { Pool } from '../platform/db.ts';
 import { deleteRowsOfVersion } from './contractRows.ts';
@@ -14,7 +15,7 @@ import { deleteExportsOfVersion } from './exports.ts';
 import { fxBasisApart } from './fxBasisMaker.ts';
 import { deleteCustomerChanges } from './monthlyFigures.ts';
 import { deleteChangesOfVersion } from './versionChanges.ts';
-import { markRowsPurged, versionsPastRetention } from './versions.ts';
+import { markPurgeFinished, markRowsPurged, versionsPastRetention } from './versions.ts';
 
 export type RetentionRun = { versions: number; rows: number; files: number };
 
@@ -37,6 +38,7 @@ export async function purgeVersionsPastRetention(
     await fxBasisApart(pool, version.id);
     await deleteCustomerChanges(pool, version.id);
     await deleteChangesOfVersion(pool, version.id);
+    await markPurgeFinished(pool, version.id);
     run.versions++;
     run.files += files.length;
   }

@@ -497,22 +497,29 @@ export async function deleteVersionsOfDataset(db: Queryable, datasetId: string):
 }
 
 /** Superseded versions whose rows are past their retention (oldest first), for the purge. */
+/** Superseded versions past their retention whose purge is not finished (sql/030): not begun, or cut short after their rows were marked purged. */
 export async function versionsPastRetention(db: Queryable, retentionDays: number, limit: number): Promise<{ id: string; datasetId: string }[]> {
   const { rows } = await db.query<{ id: string; dataset_id: string }>(
     `SELECT id, dataset_id FROM versions
-     WHERE status = 'superseded' AND rows_purged_at IS NULL AND superseded_at < now() - make_interval(days => $1)
+     WHERE status = 'superseded' AND purge_finished_at IS NULL
+       AND (rows_purged_at IS NOT NULL OR superseded_at < now() - make_interval(days => $1))
      ORDER BY superseded_at LIMIT $2`,
     [retentionDays, limit],
   );
   return rows.map((r) => ({ id: r.id, datasetId: r.dataset_id }));
 }
 
-/** The version's rows are gone: its record stays, readable, with rowsPurgedAt. Only ever a superseded one. */
 /** Records whether the version's customers are in a table of their own (sql/029; monthlyFigures.ts, customersTableOf). */
 export async function markCustomersApart(db: Queryable, versionId: string, apart: boolean): Promise<void> {
   await db.query('UPDATE versions SET customers_apart = $2 WHERE id = $1', [versionId, apart]);
 }
 
+/** All that needed the version's rows is gone too (its customers, its changes): its purge is finished (sql/030). */
+export async function markPurgeFinished(db: Queryable, versionId: string): Promise<void> {
+  await db.query('UPDATE versions SET purge_finished_at = clock_timestamp() WHERE id = $1 AND rows_purged_at IS NOT NULL', [versionId]);
+}
+
+/** The version's rows are gone: its record stays, readable, with rowsPurgedAt. Only ever a superseded one. */
 export async function markRowsPurged(db: Queryable, versionId: string): Promise<void> {
   await db.query(`UPDATE versions SET rows_purged_at = clock_timestamp() WHERE id = $1 AND status = 'superseded' AND rows_purged_at IS NULL`, [versionId]);
 }
