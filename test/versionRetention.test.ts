@@ -59,11 +59,10 @@ describe('retention of superseded versions', () => {
   it('when a purge was cut short after the version\'s rows were marked purged, then the next run deletes its customers and changes all the same, and marks its purge finished', async function () {
     this.timeout(60_000);
     const w = await worker();
+    const { key } = await svc.tenant();
+    const ds = await newDataset(svc, key);
     try {
-      const { key } = await svc.tenant();
-      const ds = await newDataset(svc, key);
-      const old = await postCsv(svc, key, ds, ONE);
-      const active = await postCsv(svc, key, ds, TWO);
+      const [old, active] = [await postCsv(svc, key, ds, ONE), await postCsv(svc, key, ds, TWO)];
       expect([old.status, active.status]).to.deep.equal([201, 201]);
       const customersOf = async (versionId: string) => Number((await svc.db.query('SELECT count(*) FROM version_customers WHERE version_id = $1', [versionId])).rows[0].count);
       expect(await customersOf(old.json.id)).to.equal(1);
