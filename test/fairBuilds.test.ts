@@ -156,15 +156,18 @@ describe('fair builds', () => {
 });
 
 /**
- * A file of under `bytes` whose figures take far more memory than its rows: a customer starting in
- * each of 240 months, every contract running to 2049-12-31, so that its 240 cohorts run to 2050: about
- * 115,000 cohort month ends (MiBs of JSON): more than an express thread holds, within a build's 192 MiB
+ * A file of under `bytes` whose figures take far more memory than its rows: in each of three
+ * currencies a customer starting in each of 480 months, every contract running to 2059-12-31, so
+ * that 1,440 cohorts run to 2060: about a million cohort month ends (tens of MiBs of JSON): more
+ * than an express thread holds, within a build's 192 MiB. (240 cohorts of one currency, to 2050,
+ * no longer were once the cohorts crossed threads as bytes.)
  */
 function cohortTriangleOf(bytes: number): string {
   let text = CONTRACT_HEADER;
+  const currencies = ['EUR', 'USD', 'GBP'];
   for (let i = 0; ; i++) {
-    const m = i % 240;
-    const line = `T${i},c${i},p${i % 50},${2000 + Math.floor(m / 12)}-${String((m % 12) + 1).padStart(2, '0')}-01,2049-12-31,${100 + (i % 900)}.00,EUR\n`;
+    const m = Math.floor(i / 3) % 480;
+    const line = `T${i},c${i},p${i % 50},${1980 + Math.floor(m / 12)}-${String((m % 12) + 1).padStart(2, '0')}-01,2059-12-31,${100 + (i % 900)}.00,${currencies[i % 3]}\n`;
     if (text.length + line.length > bytes) return text;
     text += line;
   }
