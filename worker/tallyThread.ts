@@ -88,7 +88,8 @@ port.on('message', (message: ToTallyThread) => {
     case 'result': {
       const lines = message.lines;
       // A large build's book is walked with its build thread's help (bookShare.ts).
-      const share = lines && message.share && new BookShare(message.share.port, message.share.state, () => Atomics.load(new Int32Array(lines), LINES_STOPPED) !== 0);
+      const flow = lines && new Int32Array(lines);
+      const share = flow && message.share && new BookShare(message.share.port, message.share.state, () => Atomics.load(flow, LINES_STOPPED) !== 0);
       const result = tally.result(message.distinctContractIds, message.versionId, lines && linesTo(lines, build), share);
       share?.close();
       const stoppedBy = tally.stoppedBy;

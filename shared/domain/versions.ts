@@ -496,8 +496,7 @@ export async function deleteVersionsOfDataset(db: Queryable, datasetId: string):
   return rowCount ?? 0;
 }
 
-/** Superseded versions whose rows are past their retention (oldest first), for the purge. */
-/** Superseded versions past their retention whose purge is not finished (sql/030): not begun, or cut short after their rows were marked purged. */
+/** Superseded versions past their retention whose purge is not finished (sql/030), oldest first: not begun, or cut short after their rows were marked purged. */
 export async function versionsPastRetention(db: Queryable, retentionDays: number, limit: number): Promise<{ id: string; datasetId: string }[]> {
   const { rows } = await db.query<{ id: string; dataset_id: string }>(
     `SELECT id, dataset_id FROM versions

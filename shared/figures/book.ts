@@ -8,7 +8,7 @@
 import { formatMonth } from './calendar.ts';
 import { type ContractTerm, MAX_MONTHS, type Movement, MOVEMENTS } from './definitions.ts';
 import { CommonDenominator, ExactSum, type Fraction, lcm, money, Q, ratio, type Term } from './exact.ts';
-import { MonthTable, type SharedMonthTable } from './monthTable.ts';
+import { MonthTable, type SharedMonthTable, sharedTableBytes } from './monthTable.ts';
 
 /**
  * A customer's MRR from `month` on, until their next change, and the movement that led to it:
@@ -120,14 +120,9 @@ class CurrencyBook {
 /** A book as it crosses to another thread, to be merged there (MetricsBook.merge). */
 export type SharedBook = { currency: string; first: number; lastActive: number; months: SharedMonthTable; cohorts: [number, SharedMonthTable][] }[];
 
-/** About what a shared book takes in a heap once it has come across: its arrays, and its sums' map entries and objects (bounded above). */
+/** About what a shared book takes in a heap once it has come across (sharedTableBytes, each of its tables). */
 export function sharedBookBytes(book: SharedBook): number {
-  const table = (t: SharedMonthTable) => {
-    let entries = (t.big?.size ?? 0) + (t.rest?.size ?? 0);
-    for (const cells of t.loose?.values() ?? []) entries += cells.size;
-    return 256 + t.cells.byteLength + 160 * entries;
-  };
-  return book.reduce((n, c) => n + table(c.months) + c.cohorts.reduce((m, [, row]) => m + 64 + table(row), 0), 0);
+  return book.reduce((n, c) => n + sharedTableBytes(c.months) + c.cohorts.reduce((m, [, row]) => m + 64 + sharedTableBytes(row), 0), 0);
 }
 
 export class MetricsBook {

@@ -22,6 +22,13 @@ export type SharedMonthTable = {
   loose: Map<number, Map<number, number>> | undefined;
 };
 
+/** About what a shared table takes in a heap once it has come across: its cells, and its sums' map entries and objects (bounded above). */
+export function sharedTableBytes(t: SharedMonthTable): number {
+  let entries = (t.big?.size ?? 0) + (t.rest?.size ?? 0);
+  for (const cells of t.loose?.values() ?? []) entries += cells.size;
+  return 256 + t.cells.byteLength + 160 * entries;
+}
+
 export class MonthTable {
   private readonly width: number;
   private base = 0;
