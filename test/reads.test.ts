@@ -352,7 +352,7 @@ describe('metrics and catalog', () => {
         const apart = await newDataset(local, tenant.key);
         const third = await postCsv(local, tenant.key, apart, csv, { wait: 0 });
         // Its book walked by the tally thread and the build's own thread, partitions given as they are wanted (bookShare.ts).
-        const apartBuild = await buildNow(local, third.json.id, { tallyFeed: (limits) => thread.feed(limits), customersApartRows: 20_000 });
+        const apartBuild = await buildNow(local, third.json.id, { tallyFeed: (limits) => thread.feed(limits), customersApartRows: 20_000, bookShareRows: 20_000 });
         expect(apartBuild).to.include({ outcome: 'active', customersStreamed: true, customersApart: true });
         expect(apartBuild.bookShared).to.be.within(3, 63);
         const count = async (versionId: string, table = 'version_customers') => Number((await local.db.query(`SELECT count(*) AS n FROM ${table} WHERE version_id = $1`, [versionId])).rows[0].n);
@@ -395,7 +395,7 @@ describe('metrics and catalog', () => {
         const ds = await newDataset(local, tenant.key);
         const built = await postCsv(local, tenant.key, ds, realisticCsv(10_000), { wait: 0 });
         const versionId: string = built.json.id;
-        expect(await buildNow(local, versionId, { tallyFeed: (limits) => thread.feed(limits), customersApartRows: 1 })).to.include({ outcome: 'active', customersStreamed: true });
+        expect(await buildNow(local, versionId, { tallyFeed: (limits) => thread.feed(limits), customersApartRows: 1 })).to.include({ outcome: 'active', customersStreamed: true, customersApart: true, bookShared: 0 });
         const table = `version_customers_apart."${versionId}"`;
         // The purge takes the table first; the read finds the version not purged, then waits for the table.
         await holder.query('BEGIN');
@@ -452,12 +452,12 @@ describe('metrics and catalog', () => {
         expect(await storedReads(local.db, inSql.json.id)).to.deep.equal(await storedReads(local.db, inNode.json.id));
         // Its book shared with the build's thread: the tally thread gives up all the same, its helper stops, and SQL computes the same figures.
         const sharedInSql = await postCsv(local, tenant.key, ds, manyMonths, { wait: 0 });
-        const sharedStarved = await buildNow(local, sharedInSql.json.id, { tallyFeed: (limits) => starved.feed(limits), customersApartRows: 1 });
+        const sharedStarved = await buildNow(local, sharedInSql.json.id, { tallyFeed: (limits) => starved.feed(limits), customersApartRows: 1, bookShareRows: 1 });
         expect(sharedStarved).to.include({ outcome: 'active', readsIn: 'sql', customersApart: false });
         expect(await storedReads(local.db, sharedInSql.json.id)).to.deep.equal(await storedReads(local.db, inNode.json.id));
         expect(await storedFigures(local.db, sharedInSql.json.id)).to.deep.equal(await storedFigures(local.db, inNode.json.id));
         const sharedInNode = await postCsv(local, tenant.key, ds, manyMonths, { wait: 0 });
-        const sharedRoomy = await buildNow(local, sharedInNode.json.id, { tallyFeed: (limits) => roomy.feed(limits), customersApartRows: 1 });
+        const sharedRoomy = await buildNow(local, sharedInNode.json.id, { tallyFeed: (limits) => roomy.feed(limits), customersApartRows: 1, bookShareRows: 1 });
         expect(sharedRoomy).to.include({ outcome: 'active', readsIn: 'node', customersApart: true });
         expect(sharedRoomy.bookShared).to.be.above(0);
         expect(await storedReads(local.db, sharedInNode.json.id)).to.deep.equal(await storedReads(local.db, inNode.json.id));

@@ -70,7 +70,7 @@ port.on('message', (message: ToBuildThread) => {
   }
   const controller = new AbortController();
   running = controller;
-  buildVersionNow(pool, blobs, config, message.versionId, controller.signal, { customersApartRows: config.customersApartRows, ...(tallyFeed && { tallyFeed }) }).then(
+  buildVersionNow(pool, blobs, config, message.versionId, controller.signal, { customersApartRows: config.customersApartRows, bookShareRows: config.bookShareRows, ...(tallyFeed && { tallyFeed }) }).then(
     (summary) => port.postMessage({ type: 'built', summary } satisfies FromBuildThread),
     (error: unknown) => port.postMessage({ type: 'threw', error: thrown(error) } satisfies FromBuildThread),
   ).finally(() => {

@@ -23,6 +23,7 @@ const EnvSchema = z.object({
   BUILD_HEAP_MB: z.coerce.number().int().min(16).max(16_384).default(192),
   TALLY_HEAP_MB: z.coerce.number().int().min(16).max(16_384).default(192),
   CUSTOMERS_APART_ROWS: z.coerce.number().int().min(1).default(50_000),
+  BOOK_SHARE_ROWS: z.coerce.number().int().min(1).default(500_000),
   BLOB_STORE: z.enum(['postgres', 's3']).default('postgres'),
   S3_BUCKET: z.string().min(3).max(63).optional(),
   S3_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
@@ -112,6 +113,12 @@ export type Config = {
    * full (sql/029), rather than rows of the shared table, each indexed as it is written.
    */
   customersApartRows: number;
+  /**
+   * Rows of a file from which its build's own thread helps its tally thread walk the book
+   * (shared/ingest/bookShare.ts), when its customers have a table of their own: below, the walk
+   * takes a few tenths of a second, and the helper's heap and partitions would cost more than it saves.
+   */
+  bookShareRows: number;
   blobStore: { kind: 'postgres' } | S3Settings;
   /** Behind a TLS-terminating proxy: honour X-Forwarded-Proto/-Host/-For. */
   trustProxy: boolean;
@@ -198,6 +205,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     buildHeapMb: e.BUILD_HEAP_MB,
     tallyHeapMb: e.TALLY_HEAP_MB,
     customersApartRows: e.CUSTOMERS_APART_ROWS,
+    bookShareRows: e.BOOK_SHARE_ROWS,
     blobStore:
       e.BLOB_STORE === 's3'
         ? {

@@ -67,6 +67,8 @@ export type BuildOptions = {
   tallyFeed?: (limits?: TallyLimits) => TallyFeed;
   /** Rows from which a version's customers get a table of their own (CUSTOMERS_APART_ROWS; sql/029); none if not given. */
   customersApartRows?: number;
+  /** Rows from which the build's own thread helps walk the book, when its customers have a table of their own (BOOK_SHARE_ROWS); never if not given. */
+  bookShareRows?: number;
 };
 
 /** Builds the version unless it is already finished (a retry after a commit). */
@@ -168,7 +170,8 @@ async function build(pool: Pool, blobs: BlobStore, views: Views, version: Builda
       outcome = 'failed';
     } else {
       const apart = seen.rows >= (options.customersApartRows ?? Infinity);
-      const figures = tallied.complete ? await tallyResult(client, tally, distinctContractIds, versionId, apart) : undefined;
+      const share = apart && seen.rows >= (options.bookShareRows ?? Infinity);
+      const figures = tallied.complete ? await tallyResult(client, tally, distinctContractIds, versionId, apart, share) : undefined;
       // Stopped while the customers' rows were being written (their COPY cancelled): not a reason
       // to compute the figures in SQL, and build on without the job.
       signal.throwIfAborted();
@@ -244,9 +247,9 @@ async function build(pool: Pool, blobs: BlobStore, views: Views, version: Builda
  * it (realistic 10M rows: the book and that COPY took 21 and 17 s one after the other). If the
  * figures cannot be had after all (the thread ended, the COPY failed), what was written goes, back
  * to the savepoint, and the build computes them in SQL. `apart`: into a table of the version's own,
- * indexed once full (sql/029).
+ * indexed once full (sql/029). `share`: the build's own thread helps walk the book.
  */
-async function tallyResult(client: Client, tally: TallyFeed, distinctContractIds: number, versionId: string, apart: boolean): Promise<TallyResult | undefined> {
+async function tallyResult(client: Client, tally: TallyFeed, distinctContractIds: number, versionId: string, apart: boolean, share: boolean): Promise<TallyResult | undefined> {
   if (!tally.streamsLines) return tally.result(distinctContractIds, versionId);
   await client.query('SAVEPOINT customer_rows');
   const table = apart ? await createCustomersApart(client, versionId) : undefined;
@@ -258,7 +261,7 @@ async function tallyResult(client: Client, tally: TallyFeed, distinctContractIds
   const indexed = stored.then(() => (apart ? indexCustomersApart(client, versionId) : undefined));
   indexed.catch(() => {}); // awaited below, once the book is done
   // A large build's thread helps walk the book (shared/ingest/bookShare.ts): it has nothing else to do meanwhile.
-  const result = await tally.result(distinctContractIds, versionId, copy, apart);
+  const result = await tally.result(distinctContractIds, versionId, copy, share);
   if (result?.figures.customers.streamed) {
     if (!copy.writableEnded) copy.end();
     await indexed;
