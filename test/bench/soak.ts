@@ -18,7 +18,7 @@ import { startPrivateDatabase } from '../support/privateDatabase.ts';
 import { oauthGrant } from './api.ts';
 import { startServer, stopServers } from './support.ts';
 
-type Sample = { kind: string; status: number; ms: number; at: number };
+type Sample = { kind: string; status: number; ms: number; at: number; problem?: string };
 
 const OUTAGE_S = 5;
 /** After the database is back, answers may still be 503 while pools reconnect. */
@@ -70,6 +70,7 @@ export async function benchSoak(args: string[]): Promise<void> {
     if (init.method && init.method !== 'GET' && !headers.has('idempotency-key')) headers.set('idempotency-key', crypto.randomUUID());
     let status = 0;
     let json: any;
+    let cause = '';
     try {
       const res = await fetch(base + path, { ...init, headers, signal: AbortSignal.timeout(Math.round(Math.max(5, deadline + 90 - now()) * 1000)) });
       status = res.status;
@@ -81,9 +82,11 @@ export async function benchSoak(args: string[]): Promise<void> {
       }
     } catch (error) {
       status = 0; // the connection failed
+      cause = `no answer: ${(error as Error).cause ?? (error as Error).message}`;
       if (process.env['SOAK_DEBUG']) console.error(kind, error);
     }
-    samples.push({ kind, status, ms: performance.now() - t, at: now() });
+    const failed = status === 0 || status >= 500;
+    samples.push({ kind, status, ms: performance.now() - t, at: now(), ...(failed && { problem: cause || `${json?.type ?? ''} ${json?.detail ?? ''}`.trim() }) });
     return { status, json };
   }
 
@@ -249,7 +252,12 @@ export async function benchSoak(args: string[]): Promise<void> {
   );
   console.table(states.map((r) => ({ 'versions ended': r.status, count: r.n })));
 
-  const outside = samples.filter((s) => (s.status >= 500 || s.status === 0) && !inWindow(s)).length;
+  const failedOutside = samples.filter((s) => (s.status >= 500 || s.status === 0) && !inWindow(s));
+  const outside = failedOutside.length;
+  // Each one told, for whoever looks into it: when it was sent and answered, and what it said.
+  for (const s of failedOutside.slice(0, 20)) {
+    console.log(`failed outside the outage: ${s.kind} ${s.status}, sent at ${(s.at - s.ms / 1000).toFixed(1)} s, answered at ${s.at.toFixed(1)} s: ${s.problem}`);
+  }
   const unfinished = states.filter((r) => r.status === 'queued' || r.status === 'building').reduce((n, r) => n + r.n, 0);
   const broken = [
     outside > 0 && `${outside} requests failed (5xx or cut) outside the outage window`,

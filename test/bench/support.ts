@@ -37,7 +37,9 @@ async function procfileCommand(script: string): Promise<{ env: Record<string, st
 /**
  * Starts a process and waits until it is ready: a log line matching `ready`, or, for an HTTP
  * server, its /healthz answering on env.PORT. After that its stdout is read (and dropped, as a log
- * shipper would), each line also handed to `onLine`.
+ * shipper would), each line also handed to `onLine`; with BENCH_STDOUT_DIR set, each process's
+ * stdout is also written to a file there, named by its script (say, with `--trace-gc` in
+ * BENCH_NODE_FLAGS, to see which of a worker's threads holds its heap).
  */
 export async function startServer(
   script: string,
@@ -49,6 +51,8 @@ export async function startServer(
   const child = spawn(process.execPath, [...command.flags, script], { cwd: projectRoot, env: { ...command.env, ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   let output = '';
   let pending = '';
+  const copyDir = process.env['BENCH_STDOUT_DIR'];
+  if (copyDir) child.stdout!.pipe(createWriteStream(`${copyDir}/${script.replaceAll('/', '_')}.${child.pid}.log`));
   child.stdout!.on('data', (chunk: Buffer) => {
     if (ready !== 'healthz' && !ready.test(output)) output += chunk;
     pending += chunk;
