@@ -14,10 +14,11 @@ import type { BuildSummary } from './jobs/versionBuild.ts';
 // run directly (tests), dist/worker/buildThread.js where they are compiled (production).
 const ENTRY = new URL(`./buildThread${extname(fileURLToPath(import.meta.url))}`, import.meta.url);
 /**
- * The young generation of a build thread: three semi-spaces of 4 MiB, as the Procfile's
- * --max-semi-space-size=4 gives every thread of the worker (V8 applies a process's flag over a
- * thread's resourceLimits; this holds where no flag is given). A build's garbage is short-lived:
- * 4 MiB semi-spaces built 1M rows as fast as 16 MiB ones, and kept a 10M-row build's worker 20 MiB smaller.
+ * The young generation of a build thread where the process gives no --max-semi-space-size (tests):
+ * three semi-spaces of 4 MiB. The Procfile's --max-semi-space-size=1 wins over it in production
+ * (V8 applies a process's flag over a thread's resourceLimits): a build's garbage is short-lived,
+ * and 1 MiB semi-spaces built 1M and 10M rows as fast as 4 MiB ones, each heap committing less
+ * (docs/operating.md, "Node.js flags").
  */
 const YOUNG_GENERATION_MB = 12;
 /** How long a build told to stop (its job was handed back) may take to roll back before its thread is ended. */

@@ -14,7 +14,7 @@ import { LINES_STOPPED, LINES_WRITTEN, type TallyFeed } from '../shared/ingest/t
 import type { FromTallyThread, ToTallyThread } from './tallyThread.ts';
 
 const ENTRY = new URL(`./tallyThread${extname(fileURLToPath(import.meta.url))}`, import.meta.url);
-/** The tally allocates little but its own arrays: a small young generation (three semi-spaces of 2 MiB; the worker's --max-semi-space-size=4 wins where given). */
+/** The tally allocates little but its own arrays: a small young generation (three semi-spaces of 2 MiB; the worker's --max-semi-space-size=1 wins where given). */
 const YOUNG_GENERATION_MB = 6;
 /** Batches going round between the build thread and the tally thread. */
 const BATCHES = 3;
