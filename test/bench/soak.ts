@@ -19,6 +19,8 @@ import { oauthGrant } from './api.ts';
 import { startServer, stopServers } from './support.ts';
 
 type Sample = { kind: string; status: number; ms: number; at: number; problem?: string };
+/** A request that failed: a 5xx, or no answer (status 0). */
+const failed = (status: number) => status === 0 || status >= 500;
 
 const OUTAGE_S = 5;
 /** After the database is back, answers may still be 503 while pools reconnect. */
@@ -85,8 +87,7 @@ export async function benchSoak(args: string[]): Promise<void> {
       cause = `no answer: ${(error as Error).cause ?? (error as Error).message}`;
       if (process.env['SOAK_DEBUG']) console.error(kind, error);
     }
-    const failed = status === 0 || status >= 500;
-    samples.push({ kind, status, ms: performance.now() - t, at: now(), ...(failed && { problem: cause || `${json?.type ?? ''} ${json?.detail ?? ''}`.trim() }) });
+    samples.push({ kind, status, ms: performance.now() - t, at: now(), ...(failed(status) && { problem: cause || `${json?.type ?? ''} ${json?.detail ?? ''}`.trim() }) });
     return { status, json };
   }
 
@@ -232,8 +233,8 @@ export async function benchSoak(args: string[]): Promise<void> {
         requests: of.length,
         '2xx': of.filter((s) => s.status >= 200 && s.status < 300).length,
         '4xx': of.filter((s) => s.status >= 400 && s.status < 500).length,
-        '5xx/cut outside outage': of.filter((s) => (s.status >= 500 || s.status === 0) && !inWindow(s)).length,
-        '5xx/cut in outage': of.filter((s) => (s.status >= 500 || s.status === 0) && inWindow(s)).length,
+        '5xx/cut outside outage': of.filter((s) => failed(s.status) && !inWindow(s)).length,
+        '5xx/cut in outage': of.filter((s) => failed(s.status) && inWindow(s)).length,
         'p50 ms': Math.round(pct(ok, 50)),
         'p99 ms': Math.round(pct(ok, 99)),
       };
@@ -252,7 +253,7 @@ export async function benchSoak(args: string[]): Promise<void> {
   );
   console.table(states.map((r) => ({ 'versions ended': r.status, count: r.n })));
 
-  const failedOutside = samples.filter((s) => (s.status >= 500 || s.status === 0) && !inWindow(s));
+  const failedOutside = samples.filter((s) => failed(s.status) && !inWindow(s));
   const outside = failedOutside.length;
   // Each one told, for whoever looks into it: when it was sent and answered, and what it said.
   for (const s of failedOutside.slice(0, 20)) {
