@@ -42,6 +42,20 @@ const anchorOf = (heading: string) =>
     .replace(/[^\p{L}\p{N}\s_-]/gu, '')
     .replace(/\s/g, '-');
 
+/** Resolves once no process of group `pgid` is left (or after `timeoutMs`). */
+async function groupGone(pgid: number, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    try {
+      process.kill(-pgid, 0);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ESRCH') return;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`processes of group ${pgid} still running after ${timeoutMs} ms`);
+}
+
 /** Runs bash with `script` in `cwd`: exit code and output. */
 function bash(script: string, cwd: string, env: Record<string, string | undefined>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done, fail) => {
@@ -95,12 +109,11 @@ describe('the guide (README.md and docs/), followed as a newcomer would', functi
   });
 
   after(async () => {
-    if (start?.pid && start.exitCode === null) {
-      const exited = new Promise((r) => start.once('exit', r));
-      process.kill(-start.pid, 'SIGTERM');
-      await exited;
-    }
-    await rm(home, { recursive: true, force: true });
+    if (start?.pid && start.exitCode === null) process.kill(-start.pid, 'SIGTERM');
+    // npm exits before the service has stopped its PostgreSQL, which may still be writing its
+    // shutdown checkpoint into the data folder: wait until every process of the group is gone.
+    if (start?.pid) await groupGone(start.pid, 60_000);
+    await rm(home, { recursive: true, force: true, maxRetries: 5 });
   });
 
   it('when `npm start` runs as the README says, then it is ready without a warning about the build threads\' heap', () => {
