@@ -4,10 +4,11 @@ import { startService, useService } from './support/service.ts';
 import type { Queryable } from '../shared/platform/db.ts';
 import { computeReads } from '../shared/domain/metricsAndCatalog.ts';
 import { DEFAULT_TALLY_LIMITS } from '../shared/ingest/tally.ts';
-import { TallyThread } from '../worker/tallyThreads.ts';
 import type { BuildSummary } from '../worker/jobs/versionBuild.ts';
 import { findDuplicates } from '../shared/ingest/duplicates.ts';
 import { eventually } from './support/eventually.ts';
+import { TALLY_THREAD_BYTES, TallyThread } from '../worker/tallyThreads.ts';
+import { EXPRESS_BUILD_MAX_BYTES } from '../shared/domain/versions.ts';
 import { contractsCsv } from './support/contracts.ts';
 import { realisticCsv } from './support/realisticContracts.ts';
 import { referenceFigures, type ReferenceRow } from './support/metricsReference.ts';
@@ -112,6 +113,21 @@ describe('metrics and catalog', () => {
       expect(b).to.equal(`/v1/datasets/ds_00000000000000000000/${read}`);
     }
     expect((await svc.request(`/v1/datasets/${ds}`, { key })).json.activeVersionId).to.equal(null);
+  });
+
+  it('when the worker builds a file past the express lane, then its rows are counted on a tally thread only from TALLY_THREAD_BYTES, which alone streams the customers\' rows', async function () {
+    this.timeout(120_000);
+    const [smaller, larger] = [realisticCsv(20_000), realisticCsv(170_000)];
+    expect(Buffer.byteLength(smaller)).to.be.within(EXPRESS_BUILD_MAX_BYTES + 1, TALLY_THREAD_BYTES - 1);
+    expect(Buffer.byteLength(larger)).to.be.at.least(TALLY_THREAD_BYTES);
+    for (const [csv, onThread] of [[smaller, false], [larger, true]] as const) {
+      const ds = await newDataset(svc, key);
+      const reply = await postCsv(svc, key, ds, csv, { wait: 60 });
+      expect(reply.status, reply.text).to.equal(201);
+      const summary = await eventually(() => built.get(reply.json.id), (s) => s !== undefined);
+      // Only a tally thread streams the customers' rows as its book makes them.
+      expect(summary, `${Buffer.byteLength(csv)} bytes`).to.include({ outcome: 'active', readsIn: 'node', customersStreamed: onThread });
+    }
   });
 
   it('when contracts are loaded, then the monthly series holds hand-computed month-end figures, movements and rates', async () => {
@@ -355,9 +371,15 @@ describe('metrics and catalog', () => {
         const apartBuild = await buildNow(local, third.json.id, { tallyFeed: (limits) => thread.feed(limits), customersApartRows: 20_000, bookShareRows: 20_000 });
         expect(apartBuild).to.include({ outcome: 'active', customersStreamed: true, customersApart: true });
         expect(apartBuild.bookShared).to.be.within(3, 63);
+        // Counted in the build's thread (a file smaller than TALLY_THREAD_BYTES): held, then to a table of its own all the same.
+        const heldApart = await newDataset(local, tenant.key);
+        const fourth = await postCsv(local, tenant.key, heldApart, csv, { wait: 0 });
+        expect(await buildNow(local, fourth.json.id, { customersApartRows: 20_000 })).to.include({ outcome: 'active', readsIn: 'node', customersStreamed: false, customersApart: true });
         const count = async (versionId: string, table = 'version_customers') => Number((await local.db.query(`SELECT count(*) AS n FROM ${table} WHERE version_id = $1`, [versionId])).rows[0].n);
         expect(await count(first.json.id)).to.equal(await count(second.json.id)).and.be.above(1000);
-        expect([await count(third.json.id), await count(third.json.id, `version_customers_apart."${third.json.id}"`)]).to.deep.equal([0, await count(second.json.id)]);
+        for (const own of [third.json.id, fourth.json.id]) {
+          expect([await count(own), await count(own, `version_customers_apart."${own}"`)]).to.deep.equal([0, await count(second.json.id)]);
+        }
         // Rates for two months, so that the customers read in a reporting currency has figures to convert, and lines it cannot.
         const rates = [['2022-06', 'USD', '0.9'], ['2022-06', 'GBP', '1.17'], ['2022-05', 'USD', '0.91']].map(([month, currency, rate]) => ({ month, currency, rate }));
         expect((await local.request('/v1/exchange-rates', { key: tenant.key, json: { base: 'EUR', rates } })).status).to.equal(201);
@@ -367,7 +389,7 @@ describe('metrics and catalog', () => {
         }
         for (const read of reads) {
           const a = (await local.request(`/v1/datasets/${held}/${read}`, { key: tenant.key })).json;
-          for (const other of [streamed, apart]) {
+          for (const other of [streamed, apart, heldApart]) {
             const b = (await local.request(`/v1/datasets/${other}/${read}`, { key: tenant.key })).json;
             expect(b.data ?? b.monthly, read).to.deep.equal(a.data ?? a.monthly);
           }
@@ -375,9 +397,30 @@ describe('metrics and catalog', () => {
           // The next page too, where there is one.
           if (a.nextCursor) {
             const next = (await local.request(`/v1/datasets/${held}/${read}&cursor=${a.nextCursor}`, { key: tenant.key })).json;
-            const apartNext = (await local.request(`/v1/datasets/${apart}/${read}&cursor=${a.nextCursor}`, { key: tenant.key })).json;
-            expect(apartNext.data, `${read}, page 2`).to.deep.equal(next.data);
+            for (const other of [apart, heldApart]) {
+              const apartNext = (await local.request(`/v1/datasets/${other}/${read}&cursor=${a.nextCursor}`, { key: tenant.key })).json;
+              expect(apartNext.data, `${read}, page 2`).to.deep.equal(next.data);
+            }
           }
+        }
+      } finally {
+        await thread.close();
+        await local.stop();
+      }
+    });
+
+    it('when a tally thread has had no build for its idle time, then it ends, and the next build of more than a batch starts another', async function () {
+      this.timeout(60_000);
+      const local = await startService({ worker: false });
+      const thread = new TallyThread(64, 300);
+      try {
+        const tenant = await local.tenant();
+        const ds = await newDataset(local, tenant.key);
+        for (let i = 0; i < 2; i++) {
+          const posted = await postCsv(local, tenant.key, ds, contractsCsv(10_000), { wait: 0 });
+          expect(await buildNow(local, posted.json.id, { tallyFeed: (limits) => thread.feed(limits) })).to.include({ outcome: 'active', readsIn: 'node' });
+          expect(thread.running).to.equal(true);
+          await eventually(() => thread.running, (running) => !running, { timeoutMs: 5_000 });
         }
       } finally {
         await thread.close();

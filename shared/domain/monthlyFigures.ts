@@ -80,8 +80,12 @@ export async function indexCustomersApart(client: Client, versionId: string): Pr
   await markCustomersApart(client, versionId, true);
 }
 
-/** Stores a version's monthly figures, inside the build's transaction. */
-export async function storeMonthlyFigures(client: Client, versionId: string, figures: MonthlyFigures): Promise<void> {
+/**
+ * Stores a version's monthly figures, inside the build's transaction. Customers' rows held until
+ * now go to a table of the version's own with `apart` (as streamed ones do, tallyResult in
+ * worker/jobs/versionBuild.ts), else to the shared one. Answers whether they went to one of its own.
+ */
+export async function storeMonthlyFigures(client: Client, versionId: string, figures: MonthlyFigures, options: { apart?: boolean } = {}): Promise<boolean> {
   await client.query(
     `INSERT INTO version_months (version_id, month, currency, figures)
      SELECT $1, make_date(m / 12, m % 12 + 1, 1), c, f FROM unnest($2::int[], $3::text[], $4::jsonb[]) AS x(m, c, f)`,
@@ -103,16 +107,22 @@ export async function storeMonthlyFigures(client: Client, versionId: string, fig
     figures.bounds.map((b) => b.last),
   ]);
   const lines = figures.customers;
+  let apart = false;
   if (lines.streamed) {
-    // Stored already, as the book made them (storeTallyResult in worker/jobs/versionBuild.ts).
+    // Stored already, as the book made them (tallyResult in worker/jobs/versionBuild.ts).
   } else if (lines.bytes === 0) discardCustomerLines(lines);
-  else await pipeline(readCustomerLines(lines), client.query(copyCustomersIn()));
+  else if (options.apart) {
+    await pipeline(readCustomerLines(lines), client.query(copyCustomersIn(await createCustomersApart(client, versionId))));
+    await indexCustomersApart(client, versionId);
+    apart = true;
+  } else await pipeline(readCustomerLines(lines), client.query(copyCustomersIn()));
   // The basis for conversion is made at the first reporting read, or ahead by the backfill job,
   // from these cells. A version's figures computed again (shared/domain/figuresBackfill.ts) replace what it had, its basis too.
   await client.query('INSERT INTO version_fx (version_id, cells) VALUES ($1, $2) ON CONFLICT (version_id) DO UPDATE SET cells = excluded.cells, basis = NULL, basis_json = NULL', [
     versionId,
     asBuffer(figures.cells), // UTF-8 text, sent as it is (a bytes parameter: the text type's binary form)
   ]);
+  return apart;
 }
 
 /** Rows past which an active build analyzes the shared customers' table. */

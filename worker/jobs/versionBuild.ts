@@ -63,8 +63,11 @@ export type BuildSummary = {
 export type BuildOptions = {
   /** What the tally may hold before the reads are computed in SQL (default: DEFAULT_TALLY_LIMITS). */
   tallyLimits?: TallyLimits;
-  /** Where the rows are counted: by default in the build's own thread (a build thread hands its tally thread's feed). */
-  tallyFeed?: (limits?: TallyLimits) => TallyFeed;
+  /**
+   * Where the rows are counted, given the file's size in bytes (null: not known yet): by default, or
+   * when it answers undefined, in the build's own thread (a build thread hands its tally thread's feed).
+   */
+  tallyFeed?: (limits: TallyLimits | undefined, fileBytes: number | null) => TallyFeed | undefined;
   /** Rows from which a version's customers get a table of their own (CUSTOMERS_APART_ROWS; sql/029); none if not given. */
   customersApartRows?: number;
   /** Rows from which the build's own thread helps walk the book, when its customers have a table of their own (BOOK_SHARE_ROWS); never if not given. */
@@ -120,7 +123,7 @@ async function build(pool: Pool, blobs: BlobStore, views: Views, version: Builda
   // Metrics and catalog, counted as the rows stream to COPY.
   // Sized to the file when its size is known: a small file's tally takes kilobytes (limitsForFile).
   const limits = options.tallyLimits ?? limitsForFile(version.bytesTotal);
-  const tally: TallyFeed = options.tallyFeed?.(limits) ?? new LocalTallyFeed(new GuardedTally(limits));
+  const tally: TallyFeed = options.tallyFeed?.(limits, version.bytesTotal) ?? new LocalTallyFeed(new GuardedTally(limits));
   let tallied: TallyEnd | undefined;
   let readsInNode = false;
   let customersStreamed = false;
@@ -186,7 +189,9 @@ async function build(pool: Pool, blobs: BlobStore, views: Views, version: Builda
           : await computeReads(client, versionId, { distinctContractIds });
         rowCount = reads.rowCount;
         phase.end('readsMs');
-        await storeMonthlyFigures(client, versionId, figures?.figures ?? (await computeMonthlyFigures(client, versionId)));
+        // Customers' rows the tally held (it counted in this thread): to a table of the version's own from as many rows as streamed ones.
+        const heldApart = apart && readsInNode && !customersStreamed;
+        if (await storeMonthlyFigures(client, versionId, figures?.figures ?? (await computeMonthlyFigures(client, versionId)), { apart: heldApart })) customersApart = true;
         phase.end('figuresMs');
         warnings = versionWarnings(columns, reads);
         // The cancel that a stop sends ends the statement then running, not the ones after it.
