@@ -209,7 +209,10 @@ describe('figures', () => {
             const currency = key.slice(0, key.indexOf('\u0000'));
             const terms = () => group.map((r) => contractTerm(day(r.startDate!), day(r.endDate!), cents(r.amount!)));
             whole.addCustomer(currency, terms());
-            parts[(k = (k * 1103515245 + 12345) % 2147483648) % 2]!.addCustomer(currency, terms());
+            // A 32-bit LCG (in doubles, k × 1103515245 lost its low bits, and nearly every customer went to the first book).
+            k = (Math.imul(k, 1103515245) + 12345) | 0;
+            const which = (k >>> 16) & 1;
+            parts[which]!.addCustomer(currency, terms());
           }
           const merged = parts[0]!;
           merged.merge(structuredClone(parts[1]!.shared()));
