@@ -10,7 +10,7 @@ import type { Config } from '../shared/platform/config.ts';
 import { createPool } from '../shared/platform/db.ts';
 import type { TallyLimits } from '../shared/ingest/tally.ts';
 import { type BuildSummary, buildVersionNow } from './jobs/versionBuild.ts';
-import { TALLY_THREAD_BYTES, TallyThread } from './tallyThreads.ts';
+import { TallyThread } from './tallyThreads.ts';
 import { lowerThreadPriority } from '../shared/platform/threadPriority.ts';
 import { collectLetGoBuffers } from '../shared/platform/garbage.ts';
 
@@ -47,7 +47,7 @@ const pool = createPool(databaseUrl, 4, 'dataset-service-worker-build');
 const blobs = await createBlobStore(config, pool);
 // A large file's rows are counted into its metrics and catalog there, while this thread reads on.
 const tallyThread = countApart ? new TallyThread(config.tallyHeapMb) : undefined;
-const tallyFeed = tallyThread && ((limits: TallyLimits | undefined, fileBytes: number | null) => ((fileBytes ?? Infinity) >= TALLY_THREAD_BYTES ? tallyThread.feed(limits) : undefined));
+const tallyFeed = tallyThread && ((limits: TallyLimits | undefined, fileBytes: number | null) => tallyThread.feedFor(limits, fileBytes));
 
 let running: AbortController | undefined;
 

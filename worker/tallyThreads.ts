@@ -48,7 +48,12 @@ export class TallyThread {
     this.idleMs = idleMs;
   }
 
-  /** A feed for a new build (the previous one is over, or given up). */
+  /** A feed for a new build of a file of `fileBytes` (null: not known yet), or undefined below TALLY_THREAD_BYTES: the build thread counts it. */
+  feedFor(limits: TallyLimits | undefined, fileBytes: number | null): TallyFeed | undefined {
+    return (fileBytes ?? Infinity) >= TALLY_THREAD_BYTES ? this.feed(limits) : undefined;
+  }
+
+  /** A feed for a new build (the previous one is over, or given up), whatever its file's size. */
   feed(limits?: TallyLimits): TallyFeed {
     clearTimeout(this.idle);
     this.feeding?.close('the next build started');

@@ -180,7 +180,6 @@ async function build(pool: Pool, blobs: BlobStore, views: Views, version: Builda
       signal.throwIfAborted();
       readsInNode = figures !== undefined;
       customersStreamed = figures?.figures.customers.streamed === true;
-      customersApart = customersStreamed && apart;
       bookShared = figures?.partitionsShared ?? 0;
       if (tallied.complete && !figures) tallied = { ...tallied, gaveUpOn: tally.whyLost?.() ?? 'the tally could not give its figures' };
       try {
@@ -189,9 +188,10 @@ async function build(pool: Pool, blobs: BlobStore, views: Views, version: Builda
           : await computeReads(client, versionId, { distinctContractIds });
         rowCount = reads.rowCount;
         phase.end('readsMs');
-        // Customers' rows the tally held (it counted in this thread): to a table of the version's own from as many rows as streamed ones.
-        const heldApart = apart && readsInNode && !customersStreamed;
-        if (await storeMonthlyFigures(client, versionId, figures?.figures ?? (await computeMonthlyFigures(client, versionId)), { apart: heldApart })) customersApart = true;
+        // Customers' rows the tally counted go to a table of the version's own from CUSTOMERS_APART_ROWS: streamed there
+        // (tallyResult), or held and stored there now. Those computed in SQL go to the shared table.
+        const storedApart = await storeMonthlyFigures(client, versionId, figures?.figures ?? (await computeMonthlyFigures(client, versionId)), { apart: apart && readsInNode });
+        customersApart = (customersStreamed && apart) || storedApart;
         phase.end('figuresMs');
         warnings = versionWarnings(columns, reads);
         // The cancel that a stop sends ends the statement then running, not the ones after it.
