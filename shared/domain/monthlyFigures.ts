@@ -61,6 +61,10 @@ export async function createCustomersApart(client: Client, versionId: string): P
   return table;
 }
 
+/** The columns the reads of a version's own table of customers are planned by, and their statistics target (PostgreSQL's default: 100). */
+const PLANNED_BY = ['version_id', 'currency', 'customer', 'first_month', 'last_month'];
+const OWN_TABLE_STATISTICS = 10;
+
 /**
  * Indexes and analyzes a version's own table of customers once it is full, and records that it has one. The
  * indexes of version_customers (sql/016, 024, 028) without its leading version_id, which is the
@@ -76,7 +80,11 @@ export async function indexCustomersApart(client: Client, versionId: string): Pr
   // be planned without them). Of the columns its reads are planned by: the moves' arrays took most
   // of the time (300k rows: 60 ms, 18 without); without version_id's, each row was taken for one in
   // 200, and a page of a middle month was read by its month's index and sorted (1M rows: 3 -> 26 ms).
-  await client.query(`ANALYZE ${table} (version_id, currency, customer, first_month, last_month)`);
+  // From a sample of 300 × OWN_TABLE_STATISTICS rows: its columns have few values (one version,
+  // ten-odd currencies, months) or are unique (customer), and a small sample plans every read the
+  // same as the default 30,000 (EXPLAIN, realistic 1M rows), in 20-30 ms of the build instead of 120-180.
+  await client.query(`ALTER TABLE ${table} ${PLANNED_BY.map((c) => `ALTER COLUMN ${c} SET STATISTICS ${OWN_TABLE_STATISTICS}`).join(', ')}`);
+  await client.query(`ANALYZE ${table} (${PLANNED_BY.join(', ')})`);
   await markCustomersApart(client, versionId, true);
 }
 
