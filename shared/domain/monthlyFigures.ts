@@ -94,15 +94,14 @@ export async function indexCustomersApart(client: Client, versionId: string): Pr
  * worker/jobs/versionBuild.ts), else to the shared one. Answers whether they went to one of its own.
  */
 export async function storeMonthlyFigures(client: Client, versionId: string, figures: MonthlyFigures, options: { apart?: boolean } = {}): Promise<boolean> {
+  // One JSON array, each month's figures inside it as they were made: a jsonb[] parameter was an
+  // array literal of escaped JSON texts, unescaped, then parsed (realistic 1M rows, 1,092 months:
+  // 42-89 ms, 22-28 this way).
+  const months = figures.monthly.map((m) => `{"m":${parseMonth(m.month)},"c":${JSON.stringify(m.currency)},"f":${m.figures}}`);
   await client.query(
     `INSERT INTO version_months (version_id, month, currency, figures)
-     SELECT $1, make_date(m / 12, m % 12 + 1, 1), c, f FROM unnest($2::int[], $3::text[], $4::jsonb[]) AS x(m, c, f)`,
-    [
-      versionId,
-      figures.monthly.map((m) => parseMonth(m.month)),
-      figures.monthly.map((m) => m.currency),
-      figures.monthly.map((m) => m.figures),
-    ],
+     SELECT $1, make_date(x.m / 12, x.m % 12 + 1, 1), x.c, x.f FROM jsonb_to_recordset($2::jsonb) AS x(m int, c text, f jsonb)`,
+    [versionId, `[${months.join(',')}]`],
   );
   // A statement per currency: megabytes of JSON as a plain parameter, not escaped into an array literal and parsed out of it.
   for (const { currency, cohorts } of figures.cohorts) {
