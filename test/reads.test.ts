@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { buildNow, HEADER, newDataset, postCsv } from './support/ingest.ts';
 import { startService, useService } from './support/service.ts';
 import type { Queryable } from '../shared/platform/db.ts';
+import { storedText } from '../shared/figures/customerChanges.ts';
 import { computeReads } from '../shared/domain/metricsAndCatalog.ts';
 import { DEFAULT_TALLY_LIMITS } from '../shared/ingest/tally.ts';
 import type { BuildSummary } from '../worker/jobs/versionBuild.ts';
@@ -44,8 +45,8 @@ async function storedReads(db: Queryable, versionId: string) {
 /** A version's monthly figures and cohorts as stored. */
 async function storedFigures(db: Queryable, versionId: string) {
   const months = await db.query('SELECT month::text, currency, figures FROM version_months WHERE version_id = $1 ORDER BY month, currency', [versionId]);
-  const cohorts = await db.query('SELECT currency, cohorts FROM version_cohorts WHERE version_id = $1 ORDER BY currency', [versionId]);
-  return { months: months.rows, cohorts: cohorts.rows };
+  const cohorts = await db.query<{ currency: string; cohorts: string | null; cohorts_zstd: Buffer | null }>('SELECT currency, cohorts, cohorts_zstd FROM version_cohorts WHERE version_id = $1 ORDER BY currency', [versionId]);
+  return { months: months.rows, cohorts: await Promise.all(cohorts.rows.map(async (r) => ({ currency: r.currency, cohorts: await storedText(r.cohorts, r.cohorts_zstd) }))) };
 }
 
 /** The rows of a CSV with the contract's header, as the reference takes them (cells trimmed, empty as absent). */

@@ -9,7 +9,7 @@ import { bookCsv, books } from './support/books.ts';
 import { referenceReporting, referenceReportingCohorts, referenceReportingCustomers, type ReferenceRates, type ReferenceRow } from './support/metricsReference.ts';
 import { MetricsBook } from '../shared/figures/book.ts';
 import { contractTerm, MOVEMENTS } from '../shared/figures/definitions.ts';
-import { packChanges, unpackChanges } from '../shared/figures/customerChanges.ts';
+import { packChanges, storedText, unpackChanges } from '../shared/figures/customerChanges.ts';
 import { BASIS_JSON_FORMAT, type BasisDoc, type ExactStep, type FxBasis, FxBasisBuilder, packBasis, parseBasisJson, parseCells, unpackBasis } from '../shared/figures/fxBasis.ts';
 import { readFxBasis } from '../shared/domain/monthlyFigures.ts';
 import { convert, convertCohorts, missingRates, RATE_SCALE } from '../shared/figures/reporting.ts';
@@ -344,15 +344,44 @@ describe('one reporting currency', function () {
       const csv = [HEADER, 'c1,Cy,Pro,2024-01-01,2024-02-14,450.00,EUR', 'c2,Cy,Pro,2024-01-10,2024-04-18,1000.00,USD', 'c3,Dee,Pro,2024-01-05,2025-01-05,3670.00,USD'].join('\n');
       const built = await postCsv(svc, k, ds, csv);
       expect(built.status, built.text).to.equal(201);
-      const { rows } = await svc.db.query<{ cells: string }>('SELECT cells FROM version_fx WHERE version_id = $1', [built.json.id]);
-      expect(rows[0]!.cells).to.include('"n":').and.not.include('"d":');
-      const denominators = new Set(JSON.stringify(parseCells(rows[0]!.cells), (_, v: unknown) => (typeof v === 'bigint' ? String(v) : v)).match(/"d":"\d+"/g));
+      const { rows } = await svc.db.query<{ cells: string | null; cells_zstd: Buffer | null }>('SELECT cells, cells_zstd FROM version_fx WHERE version_id = $1', [built.json.id]);
+      expect(rows[0]!.cells, 'kept compressed (sql/031)').to.equal(null);
+      const cells = (await storedText(rows[0]!.cells, rows[0]!.cells_zstd))!;
+      expect(cells).to.include('"n":').and.not.include('"d":');
+      const denominators = new Set(JSON.stringify(parseCells(cells), (_, v: unknown) => (typeof v === 'bigint' ? String(v) : v)).match(/"d":"\d+"/g));
       expect([...denominators]).to.deep.equal([`"d":"${FIXED}"`]);
       const set: [string, string, string][] = [['2024-01', 'USD', '0.9'], ['2024-02', 'USD', '0.85'], ['2024-03', 'USD', '0.8'], ['2024-04', 'USD', '0.8']];
       await rates(k, 'EUR', set);
       const m = await metrics(k, ds, 'reportingCurrency=EUR');
       const { exchangeRatesId: _id, ...figures } = m.reporting;
       expect(figures).to.deep.equal(referenceReporting(refRows(csv), { base: 'EUR', rates: set }, 'EUR'));
+    });
+
+    it('when a version\'s cohorts and cells were kept as text (built before sql/031), then its cohorts read the same, and its basis is made from them the same', async () => {
+      const { key: k } = await svc.tenant();
+      const ds = await newDataset(svc, k);
+      const csv = [HEADER, 'c1,Cy,Pro,2024-01-01,2024-02-14,450.00,EUR', 'c2,Cy,Pro,2024-01-10,2024-04-18,1000.00,USD', 'c3,Dee,Pro,2024-01-05,2025-01-05,3670.00,USD'].join('\n');
+      const built = await postCsv(svc, k, ds, csv);
+      expect(built.status, built.text).to.equal(201);
+      await rates(k, 'EUR', [['2024-01', 'USD', '0.9'], ['2024-02', 'USD', '0.85'], ['2024-03', 'USD', '0.8']]);
+      const read = async () => ({
+        cohorts: (await svc.request(`/v1/datasets/${ds}/cohorts`, { key: k })).json.data,
+        reporting: (await metrics(k, ds, 'reportingCurrency=EUR')).reporting,
+      });
+      const compressed = await read();
+      expect(compressed.cohorts).to.have.length(2);
+      const id = built.json.id;
+      const cohorts = await svc.db.query<{ currency: string; cohorts_zstd: Buffer }>('SELECT currency, cohorts_zstd FROM version_cohorts WHERE version_id = $1', [id]);
+      for (const row of cohorts.rows) {
+        await svc.db.query('UPDATE version_cohorts SET cohorts = $3, cohorts_zstd = NULL WHERE version_id = $1 AND currency = $2', [id, row.currency, await storedText(null, row.cohorts_zstd)]);
+      }
+      const fx = await svc.db.query<{ cells_zstd: Buffer }>('SELECT cells_zstd FROM version_fx WHERE version_id = $1', [id]);
+      await svc.db.query('UPDATE version_fx SET cells = $2, cells_zstd = NULL, basis = NULL, basis_json = NULL WHERE version_id = $1', [id, await storedText(null, fx.rows[0]!.cells_zstd)]);
+      await svc.db.query('DELETE FROM version_fx_answers WHERE version_id = $1', [id]);
+      expect(await read()).to.deep.equal(compressed);
+      // Made again, from the text (the basis thread stores it as it answers).
+      const made = async () => (await svc.db.query('SELECT 1 FROM version_fx WHERE version_id = $1 AND basis IS NOT NULL AND cells IS NOT NULL', [id])).rows.length;
+      expect(await eventually(made, (n) => n === 1)).to.equal(1);
     });
 
     it('when a version\'s basis is made at its first reporting read, then it is made on a thread of its own, with a connection of its own, once however many reads ask at once', async () => {
@@ -406,7 +435,7 @@ describe('one reporting currency', function () {
       const before = await metrics(k, ds, 'reportingCurrency=EUR');
       // As migration 026 left a basis of the JSON layout: the packed one gone, and what could make it again (the cells, the customers) purged.
       const legacy = legacyBasisJson(await readFxBasis(svc.db, built.json.id));
-      await svc.db.query('UPDATE version_fx SET basis = NULL, cells = NULL, basis_json = $2 WHERE version_id = $1', [built.json.id, legacy]);
+      await svc.db.query('UPDATE version_fx SET basis = NULL, cells = NULL, cells_zstd = NULL, basis_json = $2 WHERE version_id = $1', [built.json.id, legacy]);
       await svc.db.query('DELETE FROM version_customers WHERE version_id = $1', [built.json.id]);
       // A new set of the same rates: the answers kept for the first are not this one's.
       expect((await rates(k, 'EUR', set)).status).to.equal(201);

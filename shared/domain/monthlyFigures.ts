@@ -9,7 +9,7 @@ import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import { type CohortFigures, type ExactCells, MetricsBook } from '../figures/book.ts';
 import { formatMonth, formatMonthStart, parseMonth } from '../figures/calendar.ts';
 import { contractTerm, type ContractTerm, type CustomerMovement } from '../figures/definitions.ts';
-import { asBuffer, customerMonth, CustomerLinesWriter, discardCustomerLines, moveCode, type MonthlyFigures, monthlyFigures, readCustomerLines, unpackChanges } from '../figures/customerChanges.ts';
+import { asBuffer, customerMonth, CustomerLinesWriter, discardCustomerLines, moveCode, type MonthlyFigures, monthlyFigures, readCustomerLines, storedText, unpackChanges } from '../figures/customerChanges.ts';
 import { formatScaled } from '../figures/exact.ts';
 import { type Client, type Pool, type Queryable, withTransaction } from '../platform/db.ts';
 import {
@@ -104,8 +104,8 @@ export async function storeMonthlyFigures(client: Client, versionId: string, fig
     [versionId, `[${months.join(',')}]`],
   );
   // A statement per currency: megabytes of JSON as a plain parameter, not escaped into an array literal and parsed out of it.
-  for (const { currency, cohorts } of figures.cohorts) {
-    await client.query('INSERT INTO version_cohorts (version_id, currency, cohorts) VALUES ($1, $2, $3)', [versionId, currency, asBuffer(cohorts)]);
+  for (const { currency, zstd } of figures.cohorts) {
+    await client.query('INSERT INTO version_cohorts (version_id, currency, cohorts_zstd) VALUES ($1, $2, $3)', [versionId, currency, asBuffer(zstd)]);
   }
   await client.query('INSERT INTO version_series (version_id, currency, first_month, last_month) SELECT $1, * FROM unnest($2::text[], $3::int[], $4::int[])', [
     versionId,
@@ -125,10 +125,10 @@ export async function storeMonthlyFigures(client: Client, versionId: string, fig
   } else await pipeline(readCustomerLines(lines), client.query(copyCustomersIn()));
   // The basis for conversion is made at the first reporting read, or ahead by the backfill job,
   // from these cells. A version's figures computed again (shared/domain/figuresBackfill.ts) replace what it had, its basis too.
-  await client.query('INSERT INTO version_fx (version_id, cells) VALUES ($1, $2) ON CONFLICT (version_id) DO UPDATE SET cells = excluded.cells, basis = NULL, basis_json = NULL', [
-    versionId,
-    asBuffer(figures.cells), // UTF-8 text, sent as it is (a bytes parameter: the text type's binary form)
-  ]);
+  await client.query(
+    'INSERT INTO version_fx (version_id, cells_zstd) VALUES ($1, $2) ON CONFLICT (version_id) DO UPDATE SET cells = NULL, cells_zstd = excluded.cells_zstd, basis = NULL, basis_json = NULL',
+    [versionId, asBuffer(figures.cellsZstd)],
+  );
   return apart;
 }
 
@@ -236,9 +236,10 @@ export async function readFxBasis(pool: Pool, versionId: string): Promise<FxBasi
     return withTransaction(pool, (client) => storeBasis(client, versionId, parseBasisJson(legacy.rows[0]!.doc)));
   }
   // The cells only when the basis is to be made: megabytes at 10M rows (far more when kept exact, before their fixed point).
-  const kept = await pool.query<{ cells: string | null }>('SELECT cells FROM version_fx WHERE version_id = $1', [versionId]);
+  const kept = await pool.query<{ cells: string | null; cells_zstd: Buffer | null }>('SELECT cells, cells_zstd FROM version_fx WHERE version_id = $1', [versionId]);
+  const text = kept.rows[0] ? await storedText(kept.rows[0].cells, kept.rows[0].cells_zstd) : null;
   // Cells kept before they held the cohorts cannot make them: then every customer is read.
-  const parsed = kept.rows[0]?.cells ? parseCells(kept.rows[0].cells) : undefined;
+  const parsed = text ? parseCells(text) : undefined;
   const cells = parsed?.every((c) => c.cohorts !== undefined) ? parsed : undefined;
   return withTransaction(pool, async (client) => {
     const series = await client.query<{ currency: string; first: number; last: number }>(
@@ -326,11 +327,11 @@ export async function readMonthly(db: Queryable, versionId: string, range: { fro
 
 /** A version's cohorts as JSON array elements joined by commas, ordered by currency then cohort (to send as they are). */
 export async function readCohortsJson(db: Queryable, versionId: string, currency: string | undefined): Promise<string> {
-  const { rows } = await db.query<{ cohorts: string }>(
-    `SELECT cohorts FROM version_cohorts WHERE version_id = $1 AND ($2::text IS NULL OR currency = $2) ORDER BY currency COLLATE "C"`,
+  const { rows } = await db.query<{ cohorts: string | null; cohorts_zstd: Buffer | null }>(
+    `SELECT cohorts, cohorts_zstd FROM version_cohorts WHERE version_id = $1 AND ($2::text IS NULL OR currency = $2) ORDER BY currency COLLATE "C"`,
     [versionId, currency ?? null],
   );
-  return rows.map((r) => r.cohorts).join(',');
+  return (await Promise.all(rows.map((r) => storedText(r.cohorts, r.cohorts_zstd)))).join(',');
 }
 
 /** A version's cohorts, ordered by currency then cohort. */
