@@ -383,12 +383,11 @@ describe('metrics and catalog', () => {
           // Analyzed before the commit, from a small sample of the columns its reads are planned by.
           const { rows: stats } = await local.db.query<{ attname: string; target: number; analyzed: boolean }>(
             `SELECT a.attname, coalesce(a.attstattarget, -1)::int AS target, EXISTS (SELECT FROM pg_stats s WHERE s.schemaname = 'version_customers_apart' AND s.tablename = $1 AND s.attname = a.attname) AS analyzed
-             FROM pg_attribute a WHERE a.attrelid = format('version_customers_apart.%I', $1::text)::regclass AND a.attname IN ('version_id', 'currency', 'customer', 'first_month', 'last_month', 'moves') ORDER BY a.attnum`,
+             FROM pg_attribute a WHERE a.attrelid = format('version_customers_apart.%I', $1::text)::regclass AND a.attname IN ('version_id', 'currency', 'customer', 'first_month', 'last_month') ORDER BY a.attnum`,
             [own],
           );
-          expect(stats).to.deep.equal(
-            ['version_id', 'currency', 'customer', 'first_month', 'last_month'].map((attname) => ({ attname, target: 10, analyzed: true })).concat({ attname: 'moves', target: -1, analyzed: false }),
-          );
+          // (Not the others': autovacuum may analyze the whole table once it is committed.)
+          expect(stats).to.deep.equal(['version_id', 'currency', 'customer', 'first_month', 'last_month'].map((attname) => ({ attname, target: 10, analyzed: true })));
         }
         // Rates for two months, so that the customers read in a reporting currency has figures to convert, and lines it cannot.
         const rates = [['2022-06', 'USD', '0.9'], ['2022-06', 'GBP', '1.17'], ['2022-05', 'USD', '0.91']].map(([month, currency, rate]) => ({ month, currency, rate }));
