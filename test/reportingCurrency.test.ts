@@ -26,6 +26,9 @@ const ANN_AND_BOB = [
 ].join('\n');
 const NO_RETENTION = { netRevenueRetention: null, grossRevenueRetention: null };
 
+/** Terms of 45, 100 and 367 days in two currencies: denominators that FIXED does not hold. */
+const ODD_TERMS_CSV = [HEADER, 'c1,Cy,Pro,2024-01-01,2024-02-14,450.00,EUR', 'c2,Cy,Pro,2024-01-10,2024-04-18,1000.00,USD', 'c3,Dee,Pro,2024-01-05,2025-01-05,3670.00,USD'].join('\n');
+
 describe('one reporting currency', function () {
   this.timeout(240_000);
   const svc = useService();
@@ -340,8 +343,7 @@ describe('one reporting currency', function () {
     it('when a version is built, then the cells it keeps for its basis are each at its fixed point already (over FIXED, unwritten), and its reporting figures are the reference\'s', async () => {
       const { key: k } = await svc.tenant();
       const ds = await newDataset(svc, k);
-      // Terms of 45, 100 and 367 days: denominators that FIXED does not hold.
-      const csv = [HEADER, 'c1,Cy,Pro,2024-01-01,2024-02-14,450.00,EUR', 'c2,Cy,Pro,2024-01-10,2024-04-18,1000.00,USD', 'c3,Dee,Pro,2024-01-05,2025-01-05,3670.00,USD'].join('\n');
+      const csv = ODD_TERMS_CSV;
       const built = await postCsv(svc, k, ds, csv);
       expect(built.status, built.text).to.equal(201);
       const { rows } = await svc.db.query<{ cells: string | null; cells_zstd: Buffer | null }>('SELECT cells, cells_zstd FROM version_fx WHERE version_id = $1', [built.json.id]);
@@ -360,7 +362,7 @@ describe('one reporting currency', function () {
     it('when a version\'s cohorts and cells were kept as text (built before sql/031), then its cohorts read the same, and its basis is made from them the same', async () => {
       const { key: k } = await svc.tenant();
       const ds = await newDataset(svc, k);
-      const csv = [HEADER, 'c1,Cy,Pro,2024-01-01,2024-02-14,450.00,EUR', 'c2,Cy,Pro,2024-01-10,2024-04-18,1000.00,USD', 'c3,Dee,Pro,2024-01-05,2025-01-05,3670.00,USD'].join('\n');
+      const csv = ODD_TERMS_CSV;
       const built = await postCsv(svc, k, ds, csv);
       expect(built.status, built.text).to.equal(201);
       await rates(k, 'EUR', [['2024-01', 'USD', '0.9'], ['2024-02', 'USD', '0.85'], ['2024-03', 'USD', '0.8']]);

@@ -103,7 +103,7 @@ export async function storeMonthlyFigures(client: Client, versionId: string, fig
      SELECT $1, make_date(x.m / 12, x.m % 12 + 1, 1), x.c, x.f FROM jsonb_to_recordset($2::jsonb) AS x(m int, c text, f jsonb)`,
     [versionId, `[${months.join(',')}]`],
   );
-  // A statement per currency: megabytes of JSON as a plain parameter, not escaped into an array literal and parsed out of it.
+  // A statement per currency: its cohorts compressed as the book's thread made them (a bytes parameter, kept as it comes: sql/031).
   for (const { currency, zstd } of figures.cohorts) {
     await client.query('INSERT INTO version_cohorts (version_id, currency, cohorts_zstd) VALUES ($1, $2, $3)', [versionId, currency, asBuffer(zstd)]);
   }
