@@ -83,6 +83,9 @@ const COLUMNS = MOVE_MRR + MOVEMENTS.length;
 const COHORT_CUSTOMERS = 0;
 const COHORT_MRR = 1;
 
+/** A month's movements when nothing moved. */
+const NO_MOVEMENTS: MonthFigures['movements'] = { ...(Object.fromEntries(MOVEMENTS.map((name) => [name, { customers: 0, mrr: '0.00' }])) as Record<Movement, { customers: number; mrr: string }>), netNewMrr: '0.00' };
+
 const MOVEMENT_INDEX = Object.fromEntries(MOVEMENTS.map((m, i) => [m, i])) as Record<Movement, number>;
 
 class CurrencyBook {
@@ -393,8 +396,16 @@ export class MetricsBook {
       const retainedMin = new ExactSum();
       let lastCustomers = 0;
       let lastMrr: Fraction = { n: 0n, d: 1n };
+      let before: MonthFigures | undefined;
       for (let m = cur.first; m <= cur.last; m++) {
         const t = cur.months;
+        if (before !== undefined && t.quiet(m)) {
+          // Nothing changed at this month end: the month before's figures, no movement, and rates of nothing lost.
+          const none = lastCustomers === 0 ? null : '0.0000';
+          before = { ...before, month: formatMonth(m), movements: NO_MOVEMENTS, rates: { ...before.rates, customerChurn: none, grossMrrChurn: lastMrr.n === 0n ? null : '0.0000' } };
+          out.push(before);
+          continue;
+        }
         contracts += t.count(m, CONTRACTS);
         customers += t.count(m, CUSTOMERS);
         t.addInto(mrr, m, MRR);
@@ -413,7 +424,7 @@ export class MetricsBook {
         const churned = moveOf('churn');
         const lost = moveOf('churn').mrr.clone().add(moveOf('contraction').mrr).fraction(common);
         const then = retainedThen.fraction(common);
-        out.push({
+        out.push((before = {
           month: formatMonth(m),
           currency: cur.currency,
           activeContracts: contracts,
@@ -434,7 +445,7 @@ export class MetricsBook {
             netRevenueRetention: ratio(retainedNow.fraction(common), then),
             grossRevenueRetention: ratio(retainedMin.fraction(common), then),
           },
-        });
+        }));
         lastCustomers = customers;
         lastMrr = exact;
       }
@@ -457,6 +468,10 @@ export class MetricsBook {
         const mrr = new ExactSum();
         const months: CohortFigures['months'] = [];
         for (let m = cohort; m <= cur.last; m++) {
+          if (m > cohort && row.quiet(m)) {
+            months.push({ month: formatMonth(m), customers, mrr: months.at(-1)!.mrr });
+            continue;
+          }
           customers += row.count(m, COHORT_CUSTOMERS);
           row.addInto(mrr, m, COHORT_MRR);
           months.push({ month: formatMonth(m), customers, mrr: mrr.money() });

@@ -93,6 +93,16 @@ export class MonthTable {
     this.loose = undefined;
   }
 
+  /** Whether nothing was added to any cell of the month: its sums are the month before's (the movements' are 0). */
+  quiet(month: number): boolean {
+    this.settle();
+    const r = month - this.base;
+    if (r < 0 || r >= this.rows) return true;
+    const from = r * this.width;
+    for (let i = from; i < from + this.width; i++) if (this.data[i] !== 0 || this.big?.has(i) === true || this.rest?.has(i) === true) return false;
+    return true;
+  }
+
   /** A cell as a Number: for the columns that count (never past 2^52). */
   count(month: number, column: number): number {
     const r = month - this.base;

@@ -1,4 +1,4 @@
-// `npm run bench -- ingest [--rows N] [--runs R] [--shapes simple,realistic,quoted] [--large]`:
+// `npm run bench -- ingest [--rows N] [--runs R] [--shapes simple,realistic,quoted] [--large] [--quick | --small-only]`:
 // contract files POSTed as text/csv until 201, alternating with psql \copy of the same file into an
 // equivalent table (the ceiling), R runs each, medians and ranges; csv-parse alone (the parser's
 // ceiling); the worker's build phases; peak RSS of the web and worker processes; each file with 1%
@@ -7,7 +7,8 @@
 // like exports from spreadsheets and CRMs (names in many scripts, quoted delimiters and quotes,
 // multi-year terms, a customer per 25 rows; test/support/realisticContracts.ts); `quoted`, the
 // same with every field quoted and CRLF line ends. --large adds realistic files of 10M rows. The
-// processes run the build (dist/), as the Procfile does.
+// processes run the build (dist/), as the Procfile does. --quick: the good files only; --small-only:
+// the small uploads only.
 import { execFile } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
@@ -78,7 +79,9 @@ export async function benchIngest(args: string[]): Promise<void> {
   /** Good files only: no 1%-bad files, no small uploads (for quick comparisons while working). */
   const quick = args.includes('--quick');
   const shapes = (option('--shapes') ?? 'simple,realistic,quoted').split(',').map((n) => SHAPES[n] ?? (() => { throw new Error(`unknown shape ${n}: ${Object.keys(SHAPES).join(', ')}`); })());
-  const cases = [...shapes.map((shape) => ({ shape, rows })), ...(args.includes('--large') ? [{ shape: SHAPES['realistic']!, rows: 10_000_000 }] : [])];
+  /** The small uploads alone: no large file (for comparisons of a small build's latency). */
+  const smallOnly = args.includes('--small-only');
+  const cases = smallOnly ? [] : [...shapes.map((shape) => ({ shape, rows })), ...(args.includes('--large') ? [{ shape: SHAPES['realistic']!, rows: 10_000_000 }] : [])];
   const database = await createTestDatabase();
   const pool = createPool(database.url, 2, 'bench');
   const account = await createAccount(pool, 'Bench');
