@@ -24,7 +24,7 @@ describe('monthly figures of versions from before they existed', () => {
   const backfillNow = () => sendJobNow(svc.databaseUrl, queues.backfillFigures);
   /** What 016 left of a version built before it: no monthly figures, no columns, and 023's mark. */
   const asBefore016 = async (versionId: string) => {
-    for (const table of ['version_months', 'version_cohorts', 'version_series', 'version_customers']) await svc.db.query(`DELETE FROM ${table} WHERE version_id = $1`, [versionId]);
+    for (const table of ['version_cohorts', 'version_series', 'version_customers']) await svc.db.query(`DELETE FROM ${table} WHERE version_id = $1`, [versionId]);
     await svc.db.query('UPDATE versions SET columns = NULL, warnings = NULL, figures_pending = true WHERE id = $1', [versionId]);
   };
 
@@ -66,7 +66,7 @@ describe('monthly figures of versions from before they existed', () => {
       await svc.db.query('UPDATE versions SET rows_purged_at = now() WHERE id = $1', [old.json.id]);
       await backfillNow();
       expect(await eventually(async () => (await svc.db.query('SELECT figures_pending FROM versions WHERE id = $1', [old.json.id])).rows[0].figures_pending, (pending) => pending === false, { timeoutMs: 20_000 })).to.equal(false);
-      expect(Number((await svc.db.query('SELECT count(*) FROM version_months WHERE version_id = $1', [old.json.id])).rows[0].count)).to.equal(0);
+      expect(Number((await svc.db.query('SELECT count(*) FROM version_series WHERE version_id = $1', [old.json.id])).rows[0].count)).to.equal(0);
       expect((await svc.db.query('SELECT figures_pending FROM versions WHERE id = $1', [active.json.id])).rows[0].figures_pending).to.equal(false);
     } finally {
       w.child.kill('SIGTERM');

@@ -44,7 +44,7 @@ async function storedReads(db: Queryable, versionId: string) {
 
 /** A version's monthly figures and cohorts as stored. */
 async function storedFigures(db: Queryable, versionId: string) {
-  const months = await db.query('SELECT month::text, currency, figures FROM version_months WHERE version_id = $1 ORDER BY month, currency', [versionId]);
+  const months = await db.query('SELECT currency, first_month, last_month, months::text FROM version_series WHERE version_id = $1 ORDER BY currency', [versionId]);
   const cohorts = await db.query<{ currency: string; cohorts: string | null; cohorts_zstd: Buffer | null }>('SELECT currency, cohorts, cohorts_zstd FROM version_cohorts WHERE version_id = $1 ORDER BY currency', [versionId]);
   return { months: months.rows, cohorts: await Promise.all(cohorts.rows.map(async (r) => ({ currency: r.currency, cohorts: await storedText(r.cohorts, r.cohorts_zstd) }))) };
 }

@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { StringDecoder } from 'node:string_decoder';
 import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import { type CohortFigures, type ExactCells, MetricsBook } from '../figures/book.ts';
-import { formatMonth, formatMonthStart, parseMonth } from '../figures/calendar.ts';
+import { formatMonth, parseMonth } from '../figures/calendar.ts';
 import { contractTerm, type ContractTerm, type CustomerMovement } from '../figures/definitions.ts';
 import { asBuffer, customerMonth, CustomerLinesWriter, discardCustomerLines, moveCode, type MonthlyFigures, monthlyFigures, readCustomerLines, storedText, unpackChanges } from '../figures/customerChanges.ts';
 import { formatScaled } from '../figures/exact.ts';
@@ -95,32 +95,32 @@ export async function indexCustomersApart(client: Client, versionId: string): Pr
  */
 export async function storeMonthlyFigures(client: Client, versionId: string, figures: MonthlyFigures, options: { apart?: boolean } = {}): Promise<boolean> {
   // One statement, one round trip (a small build's figures were seven: 10-row files, 2-3 ms of a
-  // 30 ms build). The months as one JSON array, each month's figures inside it as they were made:
-  // a jsonb[] parameter was an array literal of escaped JSON texts, unescaped, then parsed
-  // (realistic 1M rows, 1,092 months: 42-89 ms, 22-28 this way). The cohorts compressed as the
-  // book's thread made them, a bytes parameter each, kept as they come (sql/031). The basis for
-  // conversion is made at the first reporting read, or ahead by the backfill job, from the cells;
-  // a version's figures computed again (shared/domain/figuresBackfill.ts) replace what it had, its basis too.
-  const months = figures.monthly.map((m) => `{"m":${parseMonth(m.month)},"c":${JSON.stringify(m.currency)},"f":${m.figures}}`);
-  const cohorts = figures.cohorts.map((_, i) => `($1, $${6 + 2 * i}, $${7 + 2 * i})`);
+  // 30 ms build). Each currency's series with its months, one JSON array from its first month to
+  // its last (sql/032), each month's figures in it as they were made; all of them one JSON document
+  // (json_to_recordset takes each array's text as it is). The cohorts compressed as the book's
+  // thread made them, a bytes parameter each, kept as they come (sql/031). The basis for conversion
+  // is made at the first reporting read, or ahead by the backfill job, from the cells; a version's
+  // figures computed again (shared/domain/figuresBackfill.ts) replace what it had, its basis too.
+  const months = new Map<string, string[]>();
+  for (const m of figures.monthly) {
+    let list = months.get(m.currency);
+    if (list === undefined) months.set(m.currency, (list = []));
+    list.push(m.figures);
+  }
+  const series = figures.bounds.map(({ currency, first, last }) => {
+    const list = months.get(currency) ?? [];
+    if (list.length !== last - first + 1) throw new Error(`the series of ${currency} has ${list.length} months from ${first} to ${last}`);
+    return `{"c":${JSON.stringify(currency)},"f":${first},"l":${last},"m":[${list.join(',')}]}`;
+  });
+  const cohorts = figures.cohorts.map((_, i) => `($1, $${3 + 2 * i}, $${4 + 2 * i})`);
   await client.query(
-    `WITH months AS (
-       INSERT INTO version_months (version_id, month, currency, figures)
-       SELECT $1, make_date(x.m / 12, x.m % 12 + 1, 1), x.c, x.f FROM jsonb_to_recordset($2::jsonb) AS x(m int, c text, f jsonb)
-     ), series AS (
-       INSERT INTO version_series (version_id, currency, first_month, last_month) SELECT $1, * FROM unnest($3::text[], $4::int[], $5::int[])
+    `WITH series AS (
+       INSERT INTO version_series (version_id, currency, first_month, last_month, months)
+       SELECT $1, x.c, x.f, x.l, x.m FROM json_to_recordset($2::json) AS x(c text, f int, l int, m json)
      )${cohorts.length === 0 ? '' : `, cohorts AS (INSERT INTO version_cohorts (version_id, currency, cohorts_zstd) VALUES ${cohorts.join(', ')})`}
-     INSERT INTO version_fx (version_id, cells_zstd) VALUES ($1, $${6 + 2 * cohorts.length})
+     INSERT INTO version_fx (version_id, cells_zstd) VALUES ($1, $${3 + 2 * cohorts.length})
      ON CONFLICT (version_id) DO UPDATE SET cells = NULL, cells_zstd = excluded.cells_zstd, basis = NULL, basis_json = NULL`,
-    [
-      versionId,
-      `[${months.join(',')}]`,
-      figures.bounds.map((b) => b.currency),
-      figures.bounds.map((b) => b.first),
-      figures.bounds.map((b) => b.last),
-      ...figures.cohorts.flatMap(({ currency, zstd }) => [currency, asBuffer(zstd)]),
-      asBuffer(figures.cellsZstd),
-    ],
+    [versionId, `[${series.join(',')}]`, ...figures.cohorts.flatMap(({ currency, zstd }) => [currency, asBuffer(zstd)]), asBuffer(figures.cellsZstd)],
   );
   const lines = figures.customers;
   let apart = false;
@@ -319,13 +319,18 @@ export async function deleteCustomerChanges(pool: Pool, versionId: string): Prom
 
 /** The monthly series of a version, sliced to [from, to] (months YYYY-MM, both optional), ordered by month then currency. */
 export async function readMonthly(db: Queryable, versionId: string, range: { from?: string | undefined; to?: string | undefined }): Promise<unknown[]> {
-  const { rows } = await db.query<{ doc: unknown }>(
-    `SELECT jsonb_build_object('month', to_char(month, 'YYYY-MM'), 'currency', currency) || figures AS doc
-     FROM version_months WHERE version_id = $1 AND ($2::date IS NULL OR month >= $2) AND ($3::date IS NULL OR month <= $3)
-     ORDER BY month, currency COLLATE "C"`,
-    [versionId, range.from ? `${range.from}-01` : null, range.to ? `${range.to}-01` : null],
+  const { rows } = await db.query<{ currency: string; first: number; months: Record<string, unknown>[] }>(
+    `SELECT currency::text AS currency, first_month AS first, months FROM version_series WHERE version_id = $1 ORDER BY currency COLLATE "C"`,
+    [versionId],
   );
-  return rows.map((r) => r.doc);
+  const from = range.from === undefined ? -Infinity : parseMonth(range.from);
+  const to = range.to === undefined ? Infinity : parseMonth(range.to);
+  const docs: { at: number; doc: unknown }[] = [];
+  for (const { currency, first, months } of rows) {
+    for (let m = Math.max(first, from); m <= Math.min(first + months.length - 1, to); m++) docs.push({ at: m, doc: { month: formatMonth(m), currency, ...months[m - first] } });
+  }
+  // By month, then currency as the rows came (a stable sort).
+  return docs.sort((a, b) => a.at - b.at).map((d) => d.doc);
 }
 
 /** A version's cohorts as JSON array elements joined by commas, ordered by currency then cohort (to send as they are). */
@@ -372,12 +377,13 @@ export async function readCustomerMonths(
   // about SCAN_ROWS × customers ÷ held rows: so they are taken apart when fewer than
   // √(SCAN_ROWS × customers) (10M rows: the last month 179 -> 10 ms).
   const { rows: shape } = await db.query<{ covering: string[]; customers: number | null; held: number | null; apart: boolean | null }>(
-    `SELECT ARRAY(SELECT currency::text FROM version_series WHERE version_id = $1 AND first_month <= $4 AND last_month >= $4) AS covering,
+    `SELECT ARRAY(SELECT currency::text FROM version_series WHERE version_id = $1 AND first_month <= $3 AND last_month >= $3) AS covering,
             (SELECT customers_apart FROM versions WHERE id = $1) AS apart,
             (SELECT sum((c->>'customers')::int) FROM version_reads r, json_array_elements(r.currencies) c WHERE r.version_id = $1)::int AS customers,
-            (SELECT sum(CASE WHEN $3::text IS NULL THEN (m.figures->>'activeCustomers')::int ELSE (m.figures->'movements'->$3::text->>'customers')::int END)
-             FROM version_months m WHERE m.version_id = $1 AND m.month = $2::date)::int AS held`,
-    [versionId, formatMonthStart(month), movedThen === null ? null : query.movement, month],
+            (SELECT sum(CASE WHEN $2::text IS NULL THEN (s.months->($3 - s.first_month)->>'activeCustomers')::int
+                             ELSE (s.months->($3 - s.first_month)->'movements'->$2::text->>'customers')::int END)
+             FROM version_series s WHERE s.version_id = $1 AND s.first_month <= $3 AND s.last_month >= $3)::int AS held`,
+    [versionId, movedThen === null ? null : query.movement, month],
   );
   const { covering, customers, held, apart: ownTable } = shape[0]!;
   const apart = customers !== null && held !== null && held * held < SCAN_ROWS * customers;

@@ -5,7 +5,7 @@
 // currency, in the process (a version's figures and a set never change), so that a reading again
 // costs no conversion, and reads that ask at once share one.
 import { byBytes } from '../figures/book.ts';
-import { formatMonthStart, parseMonth } from '../figures/calendar.ts';
+import { parseMonth } from '../figures/calendar.ts';
 import { type StoredChange, unpackChanges } from '../figures/customerChanges.ts';
 import type { CustomerMovement } from '../figures/definitions.ts';
 import { lcm, money } from '../figures/exact.ts';
@@ -140,8 +140,9 @@ export async function readReportingCustomerMonths(
       [versionId, month],
     ),
     pool.query<{ currency: string }>(
-      `SELECT DISTINCT currency::text AS currency FROM version_months WHERE version_id = $1 AND month IN ($2::date, $3::date) AND (figures->>'activeCustomers')::int > 0`,
-      [versionId, formatMonthStart(month), formatMonthStart(month - 1)],
+      `SELECT DISTINCT s.currency::text AS currency FROM version_series s, unnest(ARRAY[$2::int, $2::int - 1]) AS m(at)
+       WHERE s.version_id = $1 AND m.at BETWEEN s.first_month AND s.last_month AND (s.months->(m.at - s.first_month)->>'activeCustomers')::int > 0`,
+      [versionId, month],
     ),
   ]);
   const monthRates = ratesAt(set.table, currency, month, held.map((h) => h.currency));

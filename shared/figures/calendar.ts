@@ -34,11 +34,6 @@ export function formatDay(day: number): string {
   return `${pad(c.year, 4)}-${pad(c.month, 2)}-${pad(c.day, 2)}`;
 }
 
-/** YYYY-MM-01, the first day of a month number. */
-export function formatMonthStart(month: number): string {
-  return `${pad(Math.floor(month / 12), 4)}-${pad((month % 12) + 1, 2)}-01`;
-}
-
 /** The calendar date of a day number (days since 1970-01-01). */
 export function civil(day: number): { year: number; month: number; day: number } {
   // Civil from days (H. Hinnant), as formatDay.

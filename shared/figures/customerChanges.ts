@@ -139,7 +139,7 @@ export type CustomerLines = { chunks: Buffer[]; path?: undefined; bytes: number;
 
 /**
  * What a build stores of its monthly figures (see MetricsBook), as the tables keep them: each
- * month's figures per currency (version_months: the JSON of all but month and currency), each
+ * month's figures per currency (version_series' months: the JSON of all but month and currency), each
  * currency's cohorts (version_cohorts: each cohort's JSON, comma-separated), the series' bounds,
  * each customer's changes as COPY lines, and the book's cells (version_fx: the start of its basis
  * for conversion, fxBasis.ts). Text, made where the book is: a tally thread hands the build a few
