@@ -14,6 +14,7 @@ import { contractsCsv } from './support/contracts.ts';
 import { realisticCsv } from './support/realisticContracts.ts';
 import { referenceFigures, type ReferenceRow } from './support/metricsReference.ts';
 import { csvParse } from './support/csv.ts';
+import { purgeVersionsPastRetention } from '../shared/domain/versionRetention.ts';
 import type { Reply, TestService } from './support/service.ts';
 
 // Rows that exercise every figure: several currencies, customers in two currencies, overlapping,
@@ -464,6 +465,42 @@ describe('metrics and catalog', () => {
         expect(answer.status, answer.text).to.equal(404);
         expect(answer.json.detail).to.include('its rows were purged');
       } finally {
+        holder.release();
+        await thread.close();
+        await local.stop();
+      }
+    });
+
+    it('when a read holds a purged version\'s own table of customers, then the purge waits a while, changes nothing of it and goes on with the others, and the next run drops it', async function () {
+      this.timeout(60_000);
+      const local = await startService({ worker: false });
+      const thread = new TallyThread(192);
+      const holder = await local.db.connect();
+      try {
+        const tenant = await local.tenant();
+        const ds = await newDataset(local, tenant.key);
+        const built = await postCsv(local, tenant.key, ds, realisticCsv(3_000), { wait: 0 });
+        const versionId: string = built.json.id;
+        expect(await buildNow(local, versionId, { tallyFeed: (limits) => thread.feed(limits), customersApartRows: 1 })).to.include({ outcome: 'active', customersApart: true });
+        const next = await postCsv(local, tenant.key, ds, realisticCsv(10), { wait: 0 });
+        expect(await buildNow(local, next.json.id)).to.include({ outcome: 'active' }); // the first is superseded
+        await local.db.query(`UPDATE versions SET superseded_at = now() - interval '31 days' WHERE id = $1`, [versionId]);
+        const table = `version_customers_apart."${versionId}"`;
+        // A read of the table, its transaction still open (as the basis for conversion reads every customer).
+        await holder.query('BEGIN');
+        await holder.query(`SELECT 1 FROM ${table} LIMIT 1`);
+        const started = performance.now();
+        const held = await purgeVersionsPastRetention(local.db, local.blobs, 30, { lockTimeoutMs: 300 });
+        expect(performance.now() - started).to.be.below(10_000);
+        expect(held).to.include({ versions: 0, held: 1 });
+        const state = async () =>
+          (await local.db.query(`SELECT to_regclass($2) IS NOT NULL AS kept, customers_apart, purge_finished_at IS NOT NULL AS finished FROM versions WHERE id = $1`, [versionId, table])).rows[0];
+        expect(await state()).to.deep.equal({ kept: true, customers_apart: true, finished: false });
+        await holder.query('COMMIT');
+        expect(await purgeVersionsPastRetention(local.db, local.blobs, 30, { lockTimeoutMs: 300 })).to.include({ versions: 1, held: 0 });
+        expect(await state()).to.deep.equal({ kept: false, customers_apart: false, finished: true });
+      } finally {
+        await holder.query('ROLLBACK').catch(() => {});
         holder.release();
         await thread.close();
         await local.stop();

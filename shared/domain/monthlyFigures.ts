@@ -302,15 +302,27 @@ export async function computeMonthlyFigures(client: Client, versionId: string): 
 }
 
 /**
+ * How long the drop of a version's own table of customers waits for the reads that hold it: a drop
+ * waiting on one (the basis for conversion read from every customer, seconds at 10M rows) queues
+ * every read of the table after it.
+ */
+const DROP_LOCK_TIMEOUT_MS = 5_000;
+
+/** PostgreSQL's lock_not_available: a lock_timeout ran out. */
+export const LOCK_NOT_AVAILABLE = '55P03';
+
+/**
  * Deletes each customer's changes of a version whose rows are purged: the customers read needs the
  * rows' detail and answers 404 from then on. Its months, series and cohorts stay (contract,
  * "Deleting and keeping data"), as long as the version record. Make its basis for a reporting
- * currency first (versionRetention.ts): it is made from them.
+ * currency first (versionRetention.ts): it is made from them. Throws LOCK_NOT_AVAILABLE, having
+ * changed nothing, when a read held its own table for `lockTimeoutMs`.
  */
-export async function deleteCustomerChanges(pool: Pool, versionId: string): Promise<void> {
+export async function deleteCustomerChanges(pool: Pool, versionId: string, lockTimeoutMs = DROP_LOCK_TIMEOUT_MS): Promise<void> {
   // The table and the mark together (read from the shared table, and found none, from then on):
   // a purge cut short between the two left a table that nothing would drop.
   await withTransaction(pool, async (client) => {
+    await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.round(lockTimeoutMs))}`);
     await client.query(`DROP TABLE IF EXISTS ${customersTableName(versionId, true)}`);
     await markCustomersApart(client, versionId, false);
   });

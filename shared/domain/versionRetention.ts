@@ -13,19 +13,20 @@ import type { Pool } from '../platform/db.ts';
 import { deleteRowsOfVersion } from './contractRows.ts';
 import { deleteExportsOfVersion } from './exports.ts';
 import { fxBasisApart } from './fxBasisMaker.ts';
-import { deleteCustomerChanges } from './monthlyFigures.ts';
+import { deleteCustomerChanges, LOCK_NOT_AVAILABLE } from './monthlyFigures.ts';
 import { deleteChangesOfVersion } from './versionChanges.ts';
 import { markPurgeFinished, markRowsPurged, versionsPastRetention } from './versions.ts';
 
-export type RetentionRun = { versions: number; rows: number; files: number };
+/** `held`: versions whose customers a read held past the wait (their purge finishes at a later run). */
+export type RetentionRun = { versions: number; rows: number; files: number; held: number };
 
 export async function purgeVersionsPastRetention(
   pool: Pool,
   blobs: BlobStore,
   retentionDays: number,
-  options: { batchRows?: number; limit?: number; onBatch?: (versionId: string, deleted: number) => void } = {},
+  options: { batchRows?: number; limit?: number; onBatch?: (versionId: string, deleted: number) => void; lockTimeoutMs?: number } = {},
 ): Promise<RetentionRun> {
-  const run: RetentionRun = { versions: 0, rows: 0, files: 0 };
+  const run: RetentionRun = { versions: 0, rows: 0, files: 0, held: 0 };
   for (const version of await versionsPastRetention(pool, retentionDays, options.limit ?? 100)) {
     // The exports first: from here on exporting it answers 404, and no download reads rows being deleted.
     const files = await deleteExportsOfVersion(pool, version.id);
@@ -36,7 +37,13 @@ export async function purgeVersionsPastRetention(
     // Its basis for a reporting currency is made from them first, if no reporting read made it yet: its customers of
     // several currencies are counted once each from there, and would otherwise be counted once per currency.
     await fxBasisApart(pool, version.id);
-    await deleteCustomerChanges(pool, version.id);
+    try {
+      await deleteCustomerChanges(pool, version.id, options.lockTimeoutMs);
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw error;
+      run.held++; // a read holds its table of customers: the next run drops it, the others go on now
+      continue;
+    }
     await deleteChangesOfVersion(pool, version.id);
     await markPurgeFinished(pool, version.id);
     run.versions++;

@@ -2,12 +2,12 @@
 // (shared/domain/versionRetention.ts), then contract_rows is vacuumed so that the space is reused
 // at once rather than when autovacuum gets to it.
 import type { BlobStore } from '../../shared/blobs/blobStore.ts';
-import { purgeVersionsPastRetention } from '../../shared/domain/versionRetention.ts';
+import { purgeVersionsPastRetention, type RetentionRun } from '../../shared/domain/versionRetention.ts';
 import type { Pool } from '../../shared/platform/db.ts';
 import type { Logger } from '../../shared/platform/log.ts';
 
 export function purgeVersions(pool: Pool, blobs: BlobStore, settings: { retentionDays: number; batchRows: number }, log: Logger) {
-  return async (): Promise<{ versions: number; rows: number; files: number }> => {
+  return async (): Promise<RetentionRun> => {
     const started = performance.now();
     const run = await purgeVersionsPastRetention(pool, blobs, settings.retentionDays, { batchRows: settings.batchRows });
     if (run.rows > 0) await pool.query('VACUUM (ANALYZE) contract_rows');
