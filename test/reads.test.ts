@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { buildNow, HEADER, newDataset, postCsv } from './support/ingest.ts';
 import { startService, useService } from './support/service.ts';
-import type { Queryable } from '../shared/platform/db.ts';
+import type { Client as PoolClient, Queryable } from '../shared/platform/db.ts';
 import { storedText } from '../shared/figures/customerChanges.ts';
 import { computeReads } from '../shared/domain/metricsAndCatalog.ts';
 import { DEFAULT_TALLY_LIMITS } from '../shared/ingest/tally.ts';
@@ -438,22 +438,40 @@ describe('metrics and catalog', () => {
       }
     });
 
-    it('when a version\'s own table of customers is dropped by its purge while a customers read waits on it, then the read answers the purged version\'s 404, not a 500', async function () {
-      this.timeout(60_000);
+    /**
+     * A service of its own with a version of `rows` realistic rows whose customers are in a table of
+     * its own (`table`), and a connection (`holder`) to hold it with; all let go afterwards.
+     */
+    async function withOwnTable(
+      rows: number,
+      run: (v: { local: TestService; key: string; ds: string; versionId: string; table: string; holder: PoolClient; built: BuildSummary }) => Promise<void>,
+    ): Promise<void> {
       const local = await startService({ worker: false });
       const thread = new TallyThread(192);
       const holder = await local.db.connect();
       try {
-        const tenant = await local.tenant();
-        const ds = await newDataset(local, tenant.key);
-        const built = await postCsv(local, tenant.key, ds, realisticCsv(10_000), { wait: 0 });
-        const versionId: string = built.json.id;
-        expect(await buildNow(local, versionId, { tallyFeed: (limits) => thread.feed(limits), customersApartRows: 1 })).to.include({ outcome: 'active', customersStreamed: true, customersApart: true, bookShared: 0 });
-        const table = `version_customers_apart."${versionId}"`;
+        const { key } = await local.tenant();
+        const ds = await newDataset(local, key);
+        const versionId: string = (await postCsv(local, key, ds, realisticCsv(rows), { wait: 0 })).json.id;
+        const built = await buildNow(local, versionId, { tallyFeed: (limits) => thread.feed(limits), customersApartRows: 1 });
+        expect(built).to.include({ outcome: 'active', customersApart: true });
+        await run({ local, key, ds, versionId, table: `version_customers_apart."${versionId}"`, holder, built });
+      } finally {
+        await holder.query('ROLLBACK').catch(() => {});
+        holder.release();
+        await thread.close();
+        await local.stop();
+      }
+    }
+
+    it('when a version\'s own table of customers is dropped by its purge while a customers read waits on it, then the read answers the purged version\'s 404, not a 500', async function () {
+      this.timeout(60_000);
+      await withOwnTable(10_000, async ({ local, key, ds, versionId, table, holder, built }) => {
+        expect(built).to.include({ customersStreamed: true, bookShared: 0 });
         // The purge takes the table first; the read finds the version not purged, then waits for the table.
         await holder.query('BEGIN');
         await holder.query(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
-        const read = local.request(`/v1/datasets/${ds}/customers?month=2022-06&limit=10`, { key: tenant.key });
+        const read = local.request(`/v1/datasets/${ds}/customers?month=2022-06&limit=10`, { key });
         await eventually(
           () => local.db.query(`SELECT 1 FROM pg_locks WHERE relation = $1::regclass AND NOT granted`, [table]),
           (r) => r.rowCount === 1,
@@ -464,47 +482,28 @@ describe('metrics and catalog', () => {
         const answer = await read;
         expect(answer.status, answer.text).to.equal(404);
         expect(answer.json.detail).to.include('its rows were purged');
-      } finally {
-        holder.release();
-        await thread.close();
-        await local.stop();
-      }
+      });
     });
 
     it('when a read holds a purged version\'s own table of customers, then the purge waits a while, changes nothing of it and goes on with the others, and the next run drops it', async function () {
       this.timeout(60_000);
-      const local = await startService({ worker: false });
-      const thread = new TallyThread(192);
-      const holder = await local.db.connect();
-      try {
-        const tenant = await local.tenant();
-        const ds = await newDataset(local, tenant.key);
-        const built = await postCsv(local, tenant.key, ds, realisticCsv(3_000), { wait: 0 });
-        const versionId: string = built.json.id;
-        expect(await buildNow(local, versionId, { tallyFeed: (limits) => thread.feed(limits), customersApartRows: 1 })).to.include({ outcome: 'active', customersApart: true });
-        const next = await postCsv(local, tenant.key, ds, realisticCsv(10), { wait: 0 });
+      await withOwnTable(3_000, async ({ local, key, ds, versionId, table, holder }) => {
+        const next = await postCsv(local, key, ds, realisticCsv(10), { wait: 0 });
         expect(await buildNow(local, next.json.id)).to.include({ outcome: 'active' }); // the first is superseded
         await local.db.query(`UPDATE versions SET superseded_at = now() - interval '31 days' WHERE id = $1`, [versionId]);
-        const table = `version_customers_apart."${versionId}"`;
         // A read of the table, its transaction still open (as the basis for conversion reads every customer).
         await holder.query('BEGIN');
         await holder.query(`SELECT 1 FROM ${table} LIMIT 1`);
         const started = performance.now();
-        const held = await purgeVersionsPastRetention(local.db, local.blobs, 30, { lockTimeoutMs: 300 });
+        expect(await purgeVersionsPastRetention(local.db, local.blobs, 30, { lockTimeoutMs: 300 })).to.include({ versions: 0, held: 1 });
         expect(performance.now() - started).to.be.below(10_000);
-        expect(held).to.include({ versions: 0, held: 1 });
         const state = async () =>
           (await local.db.query(`SELECT to_regclass($2) IS NOT NULL AS kept, customers_apart, purge_finished_at IS NOT NULL AS finished FROM versions WHERE id = $1`, [versionId, table])).rows[0];
         expect(await state()).to.deep.equal({ kept: true, customers_apart: true, finished: false });
         await holder.query('COMMIT');
         expect(await purgeVersionsPastRetention(local.db, local.blobs, 30, { lockTimeoutMs: 300 })).to.include({ versions: 1, held: 0 });
         expect(await state()).to.deep.equal({ kept: false, customers_apart: false, finished: true });
-      } finally {
-        await holder.query('ROLLBACK').catch(() => {});
-        holder.release();
-        await thread.close();
-        await local.stop();
-      }
+      });
     });
 
     it('when the tally thread nears the end of its heap mid-build, then it gives up in time, the build computes the same figures in SQL, and the thread goes on', async function () {
