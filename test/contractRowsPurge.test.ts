@@ -1,9 +1,10 @@
 // deleteRowsOfVersion over the BRIN index (sql/015): it deletes exactly one version's rows in
 // batches of about the size asked, whether the version's pages are one run or shared with another
 // version's, and the ranges it emptied stop matching the purged version (their summaries are
-// made anew), so that pages reused by later versions are not read for it.
+// made anew), so that pages reused by later versions are not read for it; made again after the
+// vacuum (summarizeAgain) when a snapshot could still see the deleted rows as the purge made them.
 import { expect } from 'chai';
-import { deleteRowsOfVersion } from '../shared/domain/contractRows.ts';
+import { deleteRowsOfVersion, summarizeAgain } from '../shared/domain/contractRows.ts';
 import type { Pool } from '../shared/platform/db.ts';
 import { useService } from './support/service.ts';
 
@@ -93,6 +94,37 @@ describe('purging a version\'s rows', () => {
     expect(await pagesRead(svc.db, 'ver_purgebbbbbbbbbbbbbbb2')).to.be.above(100);
     // Without new summaries, every range the new rows went to would still match the purged version.
     expect(await pagesRead(svc.db, 'ver_purgebbbbbbbbbbbbbbb1')).to.be.below(20);
+    await svc.db.query('ALTER TABLE contract_rows RESET (autovacuum_enabled)');
+  });
+
+  it('when another session\'s snapshot could still see the purged rows, then the ranges the purge touched are summarized again after the vacuum, and a read of the purged version no longer visits them', async () => {
+    await svc.db.query('TRUNCATE contract_rows');
+    await svc.db.query('ALTER TABLE contract_rows SET (autovacuum_enabled = off)');
+    await insertRows(svc.db, ['ver_purgecccccccccccccccc1'], 30_000);
+    await insertRows(svc.db, ['ver_purgecccccccccccccccc9'], 1_000);
+    await svc.db.query(`SELECT brin_summarize_new_values('contract_rows_version'::regclass)`);
+    // A snapshot (a build's transaction, an analyze) open across the purge: its summaries take the deleted rows in.
+    const holder = await svc.db.connect();
+    const touched = new Set<number>();
+    try {
+      await holder.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+      await holder.query('SELECT 1 FROM accounts LIMIT 1');
+      await deleteRowsOfVersion(svc.db, 'ver_purgecccccccccccccccc1', undefined, undefined, touched);
+    } finally {
+      await holder.query('COMMIT');
+      holder.release();
+    }
+    expect(touched.size).to.be.above(10);
+    await noOtherSnapshots(svc.db); // else the vacuum may leave the deleted rows too
+    await svc.db.query('VACUUM contract_rows');
+    await insertRows(svc.db, ['ver_purgecccccccccccccccc2'], 30_000); // into the pages the vacuum freed
+    await svc.db.query(`SELECT brin_summarize_new_values('contract_rows_version'::regclass)`);
+    expect(await pagesRead(svc.db, 'ver_purgecccccccccccccccc1')).to.be.above(100); // as the purge summarized them
+    await svc.db.query('VACUUM contract_rows'); // nothing more to take: summarizeAgain is what narrows them
+    await summarizeAgain(svc.db, touched);
+    expect(await pagesRead(svc.db, 'ver_purgecccccccccccccccc1')).to.be.below(20);
+    expect(await count(svc.db, 'ver_purgecccccccccccccccc2')).to.equal(30_000);
+    expect(await pagesRead(svc.db, 'ver_purgecccccccccccccccc2')).to.be.above(100);
     await svc.db.query('ALTER TABLE contract_rows RESET (autovacuum_enabled)');
   });
 });

@@ -60,7 +60,13 @@ const SPAN_PAGES = 4 * PAGES_PER_RANGE;
  * already deleted again, every time. The BRIN ranges a batch touched are summarized anew at the
  * end (a summary only ever grows otherwise: over the years every range would match every version).
  */
-export async function deleteRowsOfVersion(db: Queryable, versionId: string, batchRows = PURGE_BATCH_ROWS, onBatch?: (deleted: number) => void): Promise<number> {
+export async function deleteRowsOfVersion(
+  db: Queryable,
+  versionId: string,
+  batchRows = PURGE_BATCH_ROWS,
+  onBatch?: (deleted: number) => void,
+  touched?: Set<number>,
+): Promise<number> {
   const { rows: spans } = await db.query<{ span: string; rows: string }>(
     `SELECT (ctid::text::point)[0]::bigint / ${SPAN_PAGES} AS span, count(*) AS rows
      FROM contract_rows WHERE version_id = $1 GROUP BY 1 ORDER BY 1`,
@@ -85,10 +91,25 @@ export async function deleteRowsOfVersion(db: Queryable, versionId: string, batc
       [versionId, `(${fromPage},0)`, `(${toPage},0)`, fromPage / PAGES_PER_RANGE, toPage / PAGES_PER_RANGE - 1],
     );
     total += done[0]!.n;
+    for (let r = fromPage / PAGES_PER_RANGE; r < toPage / PAGES_PER_RANGE; r++) touched?.add(r);
     onBatch?.(total);
   }
   // The ranges emptied are summarized again now (the rows left in them), not at the next vacuum:
   // until then every read by version would read them.
   if (spans.length > 0) await db.query(`SELECT brin_summarize_new_values('contract_rows_version'::regclass)`);
   return total;
+}
+
+/**
+ * Summarizes the BRIN ranges a purge touched (deleteRowsOfVersion's `touched`) again, after a
+ * vacuum took its deleted rows away. A summary made while another session's snapshot could still
+ * see the deleted rows (a build's transaction, an analyze: any, at the moment of the purge's own)
+ * takes them in, and no vacuum narrows it: the range would match the purged version, and every
+ * version between its and the rows' that come to its pages, for good.
+ */
+export async function summarizeAgain(db: Queryable, touched: Iterable<number>): Promise<void> {
+  const ranges = [...touched];
+  if (ranges.length === 0) return;
+  await db.query(`SELECT count(brin_desummarize_range('contract_rows_version'::regclass, r * ${PAGES_PER_RANGE})) FROM unnest($1::bigint[]) r`, [ranges]);
+  await db.query(`SELECT brin_summarize_new_values('contract_rows_version'::regclass)`);
 }
