@@ -59,14 +59,14 @@ describe('purging a version\'s rows', () => {
     await insertRows(svc.db, ['ver_purgeaaaaaaaaaaaaaaa1'], 30_000); // a run of its own
     await insertRows(svc.db, ['ver_purgeaaaaaaaaaaaaaaa2', 'ver_purgeaaaaaaaaaaaaaaa3'], 20_000); // page by page with another
     const batches: number[] = [];
-    const deleted = await deleteRowsOfVersion(svc.db, 'ver_purgeaaaaaaaaaaaaaaa1', 2_000, (total) => batches.push(total));
+    const deleted = await deleteRowsOfVersion(svc.db, 'ver_purgeaaaaaaaaaaaaaaa1', { batchRows: 2_000, onBatch: (total) => batches.push(total) });
     expect(deleted).to.equal(30_000);
     expect(batches.at(-1)).to.equal(30_000);
     // About 2,000 a batch: at most that, or one run of 64 pages (about 4,500 of these rows) when it holds more.
     expect(batches.length).to.be.within(6, 40);
     for (let i = 1; i < batches.length; i++) expect(batches[i]! - batches[i - 1]!).to.be.within(1, 5_000);
 
-    expect(await deleteRowsOfVersion(svc.db, 'ver_purgeaaaaaaaaaaaaaaa2', 5_000)).to.equal(20_000);
+    expect(await deleteRowsOfVersion(svc.db, 'ver_purgeaaaaaaaaaaaaaaa2', { batchRows: 5_000 })).to.equal(20_000);
     expect(await count(svc.db, 'ver_purgeaaaaaaaaaaaaaaa1')).to.equal(0);
     expect(await count(svc.db, 'ver_purgeaaaaaaaaaaaaaaa2')).to.equal(0);
     expect(await count(svc.db, 'ver_purgeaaaaaaaaaaaaaaa3')).to.equal(20_000);
@@ -109,7 +109,7 @@ describe('purging a version\'s rows', () => {
     try {
       await holder.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
       await holder.query('SELECT 1 FROM accounts LIMIT 1');
-      await deleteRowsOfVersion(svc.db, 'ver_purgecccccccccccccccc1', undefined, undefined, touched);
+      await deleteRowsOfVersion(svc.db, 'ver_purgecccccccccccccccc1', { touched });
     } finally {
       await holder.query('COMMIT');
       holder.release();

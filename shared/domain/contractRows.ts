@@ -63,9 +63,7 @@ const SPAN_PAGES = 4 * PAGES_PER_RANGE;
 export async function deleteRowsOfVersion(
   db: Queryable,
   versionId: string,
-  batchRows = PURGE_BATCH_ROWS,
-  onBatch?: (deleted: number) => void,
-  touched?: Set<number>,
+  { batchRows = PURGE_BATCH_ROWS, onBatch, touched }: { batchRows?: number | undefined; onBatch?: (deleted: number) => void; touched?: Set<number> } = {},
 ): Promise<number> {
   const { rows: spans } = await db.query<{ span: string; rows: string }>(
     `SELECT (ctid::text::point)[0]::bigint / ${SPAN_PAGES} AS span, count(*) AS rows

@@ -308,14 +308,11 @@ export async function computeMonthlyFigures(client: Client, versionId: string): 
  */
 const DROP_LOCK_TIMEOUT_MS = 5_000;
 
-/** PostgreSQL's lock_not_available: a lock_timeout ran out. */
-export const LOCK_NOT_AVAILABLE = '55P03';
-
 /**
  * Deletes each customer's changes of a version whose rows are purged: the customers read needs the
  * rows' detail and answers 404 from then on. Its months, series and cohorts stay (contract,
  * "Deleting and keeping data"), as long as the version record. Make its basis for a reporting
- * currency first (versionRetention.ts): it is made from them. Throws LOCK_NOT_AVAILABLE, having
+ * currency first (versionRetention.ts): it is made from them. Throws lock_not_available (isLockNotAvailable), having
  * changed nothing, when a read held its own table for `lockTimeoutMs`.
  */
 export async function deleteCustomerChanges(pool: Pool, versionId: string, lockTimeoutMs = DROP_LOCK_TIMEOUT_MS): Promise<void> {
@@ -328,6 +325,9 @@ export async function deleteCustomerChanges(pool: Pool, versionId: string, lockT
   });
   await pool.query('DELETE FROM version_customers WHERE version_id = $1', [versionId]);
 }
+
+/** SQL: month `month`'s figures (json) in the series row `series` (sql/032: element i is its first month + i). */
+export const seriesMonth = (series: string, month: string) => `${series}.months->(${month} - ${series}.first_month)`;
 
 /** The monthly series of a version, sliced to [from, to] (months YYYY-MM, both optional), ordered by month then currency. */
 export async function readMonthly(db: Queryable, versionId: string, range: { from?: string | undefined; to?: string | undefined }): Promise<unknown[]> {
@@ -392,8 +392,8 @@ export async function readCustomerMonths(
     `SELECT ARRAY(SELECT currency::text FROM version_series WHERE version_id = $1 AND first_month <= $3 AND last_month >= $3) AS covering,
             (SELECT customers_apart FROM versions WHERE id = $1) AS apart,
             (SELECT sum((c->>'customers')::int) FROM version_reads r, json_array_elements(r.currencies) c WHERE r.version_id = $1)::int AS customers,
-            (SELECT sum(CASE WHEN $2::text IS NULL THEN (s.months->($3 - s.first_month)->>'activeCustomers')::int
-                             ELSE (s.months->($3 - s.first_month)->'movements'->$2::text->>'customers')::int END)
+            (SELECT sum(CASE WHEN $2::text IS NULL THEN (${seriesMonth('s', '$3')}->>'activeCustomers')::int
+                             ELSE (${seriesMonth('s', '$3')}->'movements'->$2::text->>'customers')::int END)
              FROM version_series s WHERE s.version_id = $1 AND s.first_month <= $3 AND s.last_month >= $3)::int AS held`,
     [versionId, movedThen === null ? null : query.movement, month],
   );

@@ -16,7 +16,7 @@ import type { Tenant } from './datasets.ts';
 import { ratesInForce } from './exchangeRates.ts';
 import { convertApart, convertCohortsApart } from './fxBasisMaker.ts';
 import { keptAnswer } from './fxAnswers.ts';
-import { customersTableOf } from './monthlyFigures.ts';
+import { customersTableOf, seriesMonth } from './monthlyFigures.ts';
 
 /** A small cache that forgets the least recently used. */
 class Recent<T> {
@@ -141,7 +141,7 @@ export async function readReportingCustomerMonths(
     ),
     pool.query<{ currency: string }>(
       `SELECT DISTINCT s.currency::text AS currency FROM version_series s, unnest(ARRAY[$2::int, $2::int - 1]) AS m(at)
-       WHERE s.version_id = $1 AND m.at BETWEEN s.first_month AND s.last_month AND (s.months->(m.at - s.first_month)->>'activeCustomers')::int > 0`,
+       WHERE s.version_id = $1 AND m.at BETWEEN s.first_month AND s.last_month AND (${seriesMonth('s', 'm.at')}->>'activeCustomers')::int > 0`,
       [versionId, month],
     ),
   ]);

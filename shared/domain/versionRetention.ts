@@ -9,11 +9,11 @@
 // purged until its rows are gone, nor its purge finished until its customers and changes are too
 // (sql/030).
 import type { BlobStore } from '../blobs/blobStore.ts';
-import type { Pool } from '../platform/db.ts';
+import { isLockNotAvailable, type Pool } from '../platform/db.ts';
 import { deleteRowsOfVersion } from './contractRows.ts';
 import { deleteExportsOfVersion } from './exports.ts';
 import { fxBasisApart } from './fxBasisMaker.ts';
-import { deleteCustomerChanges, LOCK_NOT_AVAILABLE } from './monthlyFigures.ts';
+import { deleteCustomerChanges } from './monthlyFigures.ts';
 import { deleteChangesOfVersion } from './versionChanges.ts';
 import { markPurgeFinished, markRowsPurged, versionsPastRetention } from './versions.ts';
 
@@ -34,7 +34,7 @@ export async function purgeVersionsPastRetention(
     // The exports first: from here on exporting it answers 404, and no download reads rows being deleted.
     const files = await deleteExportsOfVersion(pool, version.id);
     for (const id of files) await blobs.delete(id).catch(() => {}); // an orphan left is swept later
-    run.rows += await deleteRowsOfVersion(pool, version.id, options.batchRows, (n) => options.onBatch?.(version.id, n), run.ranges);
+    run.rows += await deleteRowsOfVersion(pool, version.id, { batchRows: options.batchRows, onBatch: (n) => options.onBatch?.(version.id, n), touched: run.ranges });
     await markRowsPurged(pool, version.id);
     // After the mark, from which its customers and changes answer 404 (changes computed while the rows were going included).
     // Its basis for a reporting currency is made from them first, if no reporting read made it yet: its customers of
@@ -43,7 +43,7 @@ export async function purgeVersionsPastRetention(
     try {
       await deleteCustomerChanges(pool, version.id, options.lockTimeoutMs);
     } catch (error) {
-      if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw error;
+      if (!isLockNotAvailable(error)) throw error;
       run.held++; // a read holds its table of customers: the next run drops it, the others go on now
       continue;
     }

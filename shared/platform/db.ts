@@ -94,6 +94,9 @@ export function isDatabaseUnavailable(error: unknown): boolean {
  */
 export const copyJsonLinesOut = (select: string) => `COPY (${select}) TO STDOUT WITH (FORMAT csv, DELIMITER E'\\x02', QUOTE E'\\x01')`;
 
+/** Whether a statement gave up waiting for a lock (lock_timeout: lock_not_available). */
+export const isLockNotAvailable = (error: unknown): boolean => (error as { code?: string } | undefined)?.code === '55P03';
+
 export function isUniqueViolation(error: unknown, constraint?: string): boolean {
   const e = error as { code?: string; constraint?: string };
   return e?.code === '23505' && (constraint === undefined || e.constraint === constraint);
