@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { dayNumber } from '../shared/figures/calendar.ts';
-import { contractTerm, wholeMonths } from '../shared/figures/definitions.ts';
+import { blankTerm, contractTerm, contractTermInto, wholeMonths } from '../shared/figures/definitions.ts';
 import { MetricsBook } from '../shared/figures/book.ts';
 import { changeCents } from '../shared/figures/customerChanges.ts';
 import { cellsJson, fixedFraction, parseCells } from '../shared/figures/fxBasis.ts';
@@ -70,6 +70,21 @@ describe('figures', () => {
           expect(new Frac(mine.n, mine.d * 100n).cmp(ref), `${start}..${end} ${amount}`).to.equal(0);
         }),
         { numRuns: 3000 },
+      );
+    });
+
+    it('when a term is filled in place (contractTermInto, as the build walks its contracts), then it is contractTerm’s, however large the amount', () => {
+      const kept = blankTerm(); // one for every run, as the walk keeps one per contract of a customer
+      fc.assert(
+        fc.property(fc.integer({ min: -200_000, max: 2_900_000 }), fc.integer({ min: 0, max: 3_000 }), fc.oneof(fc.integer({ min: 1, max: 10_000_000 }), fc.integer({ min: 1, max: 2 ** 53 - 1 })), (s, len, c) => {
+          const made = contractTerm(s, s + len, c);
+          contractTermInto(kept, s, s + len, c);
+          expect([kept.firstMonth, kept.lastMonth], `${s} +${len}`).to.deep.equal([made.firstMonth, made.lastMonth]);
+          const [a, b] = [ExactSum.of(kept.value).fraction(), ExactSum.of(made.value).fraction()];
+          expect(a.n * b.d, `${s} +${len} ${c}`).to.equal(b.n * a.d);
+          expect(kept.value.fast === kept.value.fast, 'a Number where contractTerm has one').to.equal(made.value.fast === made.value.fast);
+        }),
+        { numRuns: 5000 },
       );
     });
   });

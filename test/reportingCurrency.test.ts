@@ -604,9 +604,10 @@ function convertInProcess(rows: ReferenceRow[], set: ReferenceRates, reporting: 
   for (const r of rows) groups.set(`${r.currency}\u0000${r.customer}`, [...(groups.get(`${r.currency}\u0000${r.customer}`) ?? []), r]);
   for (const [k, list] of groups) {
     const [currency, customer] = k.split('\u0000') as [string, string];
-    const changes = book.addCustomer(currency, list.map((r) => contractTerm(day(r.startDate!), day(r.endDate!), cents(r.amount!))));
+    const terms = list.map((r) => contractTerm(day(r.startDate!), day(r.endDate!), cents(r.amount!)));
+    const changes = book.walk(currency, terms, terms.length);
     if (changes.length === 0) continue;
-    const stored = unpackChanges(changes[0]!.month, packChanges(changes));
+    const stored = unpackChanges(changes.month[0]!, packChanges(changes));
     const mine = customers.get(customer) ?? {};
     mine[currency] = stored.map((c) => ({ month: c.month, movement: c.movement, n: c.mrr, den: c.den }));
     customers.set(customer, mine);

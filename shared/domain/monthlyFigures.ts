@@ -263,7 +263,7 @@ export async function computeMonthlyFigures(client: Client, versionId: string): 
   let group: { currency: string; customer: string; contracts: ContractTerm[] } | undefined;
   const flush = () => {
     if (!group) return;
-    const changes = book.addCustomer(group.currency, group.contracts);
+    const changes = book.walk(group.currency, group.contracts, group.contracts.length);
     if (changes.length > 0) customers.add(group.currency, group.customer, changes);
   };
   let rest = '';

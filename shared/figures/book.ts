@@ -17,21 +17,71 @@ import { MonthTable, type SharedMonthTable, sharedTableBytes } from './monthTabl
 export type CustomerChange = { month: number; movement: Movement; mrr: number | bigint; den: bigint };
 
 /**
- * A customer's MRR as the walk keeps it: the sum of its Number terms over Q (`q`), and its other
- * terms active (`slow`, their indices, ascending; the same empty array when none, as for most).
+ * A customer's MRR as the walk keeps it: the sum of its Number terms over Q (a q), and its other
+ * terms active (a slow: their indices, ascending; the same empty array NONE when none, as for most).
+ * Passed as the two, never as an object: a walk of a million contracts made 1.7M changes, and
+ * their objects were most of the 1.3 GB it allocated.
  */
-type Value = { q: number; slow: readonly number[] };
-/** A change as the walk makes it, and as addCustomer answers it (its exact MRR set then for those with other terms). */
-type Step = Value & CustomerChange;
-
 const NONE: readonly number[] = [];
+
+const NEW_BUSINESS = MOVEMENTS.indexOf('newBusiness');
+const EXPANSION = MOVEMENTS.indexOf('expansion');
+const CONTRACTION = MOVEMENTS.indexOf('contraction');
+const CHURN = MOVEMENTS.indexOf('churn');
+const REACTIVATION = MOVEMENTS.indexOf('reactivation');
+
+/**
+ * A customer's changes of MRR in one currency as the walk leaves them (MetricsBook.walk), in
+ * month order, in arrays kept from one customer to the next: each change's month, its movement
+ * (index in MOVEMENTS) and the MRR from then on, as its q and slow; for a change with terms apart
+ * (slow not empty), that MRR exact too, `mrr` over `den`.
+ */
+export class Changes {
+  length = 0;
+  month = new Int32Array(16);
+  move = new Uint8Array(16);
+  q = new Float64Array(16);
+  readonly slow: (readonly number[])[] = [];
+  readonly mrr: bigint[] = [];
+  readonly den: bigint[] = [];
+
+  /** A change at the end, its MRR's q to be written by the caller (a double passed to a call is a heap number made); its index. */
+  add(month: number, move: number, slow: readonly number[]): number {
+    const i = this.length++;
+    if (i === this.q.length) {
+      const grown = 2 * i;
+      this.month = copied(new Int32Array(grown), this.month);
+      this.move = copied(new Uint8Array(grown), this.move);
+      this.q = copied(new Float64Array(grown), this.q);
+    }
+    this.month[i] = month;
+    this.move[i] = move;
+    this.slow[i] = slow;
+    return i;
+  }
+
+  /** Whether change i holds any MRR. */
+  active(i: number): boolean {
+    return i >= 0 && (this.q[i] !== 0 || this.slow[i]!.length !== 0);
+  }
+
+  /** Change i as CustomerChange has it. */
+  change(i: number): CustomerChange {
+    const exact = this.slow[i]!.length !== 0;
+    return { month: this.month[i]!, movement: MOVEMENTS[this.move[i]!]!, mrr: exact ? this.mrr[i]! : this.q[i]!, den: exact ? this.den[i]! : Q };
+  }
+}
+
+function copied<T extends Int32Array | Uint8Array | Float64Array>(into: T, from: T): T {
+  into.set(from as never);
+  return into;
+}
 /** Events of one customer are numbered below this (2^26), inside the key that sorts them by month. */
 const EVENT_KEY = 67_108_864;
 /** A customer of fewer than 2^15 events over fewer than 2^16 months has 32-bit keys instead (eventOrder). */
 const SMALL_EVENT_BITS = 15;
 const SMALL_EVENTS = (1 << SMALL_EVENT_BITS) - 1;
 const SMALL_MONTHS = 1 << 16;
-const ZERO_VALUE: Value = { q: 0, slow: NONE };
 
 /** One month of a currency, as the metrics document shows it. */
 export type MonthFigures = {
@@ -136,7 +186,9 @@ export class MetricsBook {
   private order = new Int32Array(64);
   private slowTerms = new Uint8Array(64);
   private readonly terms: Term[] = [];
-  private readonly events: number[] = [];
+  /** [month, contract (~contract when it stops)] pairs, flattened. Arrays kept whole: a JS array's length set to 0 lets its elements go. */
+  private events = new Int32Array(128);
+  private readonly changes = new Changes();
 
   private currency(name: string): CurrencyBook {
     let c = this.currencies.get(name);
@@ -174,39 +226,55 @@ export class MetricsBook {
    * once). Answers the customer's changes of MRR, in month order.
    */
   addCustomer(currencyName: string, contracts: readonly ContractTerm[]): CustomerChange[] {
+    const changes = this.walk(currencyName, contracts, contracts.length);
+    return Array.from({ length: changes.length }, (_, i) => changes.change(i));
+  }
+
+  /**
+   * addCustomer of the first `count` contracts, answering the customer's changes in arrays that
+   * the next customer's walk reuses.
+   */
+  walk(currencyName: string, contracts: readonly ContractTerm[], count: number): Changes {
     const cur = this.currency(currencyName);
-    const terms = this.terms;
-    const events = this.events; // [month, contract (~contract when it stops)] pairs, flattened
-    terms.length = 0;
-    events.length = 0;
+    const terms = this.terms; // the first `t` of them, the customer's
+    if (this.events.length < 4 * count) this.events = new Int32Array(8 * count);
+    const events = this.events;
+    const steps = this.changes;
+    steps.length = 0;
+    let t = 0;
     let fastTotal = 0;
     let minMonth = Infinity;
     let maxMonth = -Infinity;
-    for (const c of contracts) {
+    for (let j = 0; j < count; j++) {
+      const c = contracts[j]!;
       if (c.lastMonth < c.firstMonth) continue; // holds no month end
       if (c.firstMonth < minMonth) minMonth = c.firstMonth;
       if (c.lastMonth > maxMonth) maxMonth = c.lastMonth;
       cur.months.add(c.firstMonth, CONTRACTS, 1);
       cur.months.add(c.lastMonth + 1, CONTRACTS, -1);
-      events.push(c.firstMonth, terms.length, c.lastMonth + 1, ~terms.length);
+      events[4 * t] = c.firstMonth;
+      events[4 * t + 1] = t;
+      events[4 * t + 2] = c.lastMonth + 1;
+      events[4 * t + 3] = ~t;
       if (c.value.fast === c.value.fast) fastTotal += c.value.fast;
-      terms.push(c.value);
+      terms[t++] = c.value;
     }
-    if (terms.length === 0) return [];
+    if (t === 0) return steps;
     if (minMonth < cur.first) cur.first = minMonth;
     if (maxMonth > cur.lastActive) cur.lastActive = maxMonth;
     // A term is summed as a Number when it is one over Q and all of them together stay within
     // 2^52 (then every partial sum and difference is exact); any other is kept apart, exact.
     const allSlow = fastTotal > 2 ** 52;
-    if (this.slowTerms.length < terms.length) this.slowTerms = new Uint8Array(2 * terms.length);
+    if (this.slowTerms.length < t) this.slowTerms = new Uint8Array(2 * t);
     const isSlow = this.slowTerms;
-    for (let k = 0; k < terms.length; k++) isSlow[k] = allSlow || terms[k]!.fast !== terms[k]!.fast ? 1 : 0;
+    for (let k = 0; k < t; k++) isSlow[k] = allSlow || terms[k]!.fast !== terms[k]!.fast ? 1 : 0;
 
     // Walk the months where a contract starts or stops, in order.
-    const n = events.length / 2;
+    const n = 2 * t;
     const order = this.eventOrder(n, minMonth, maxMonth + 1);
-    const steps: Step[] = [];
-    let value: Value = ZERO_VALUE;
+    // The customer's MRR at the last month walked (the last change's, perhaps of other terms).
+    let valueQ = 0;
+    let valueSlow = NONE;
     let q = 0;
     let slow = NONE;
     let active = 0;
@@ -225,21 +293,18 @@ export class MetricsBook {
         q = 0; // exactly (a Number sum may say -0)
         slow = NONE;
       } else if (slow.length === 0) slow = NONE;
-      const cmp = slow === value.slow || sameTerms(slow, value.slow) ? (q > value.q ? 1 : q < value.q ? -1 : 0) : compareValues({ q, slow }, value, terms);
-      if (cmp === 0) {
-        if (slow !== value.slow || q !== value.q) value = { q, slow }; // the same value, of other terms
-        continue; // a renewal at the same monthly value: no change
-      }
-      const previous = steps.length === 0 ? ZERO_VALUE : steps[steps.length - 1]!;
-      const movement: Movement = !isActive(previous) ? (steps.length === 0 ? 'newBusiness' : 'reactivation') : active === 0 ? 'churn' : cmp > 0 ? 'expansion' : 'contraction';
-      const step: Step = { q, slow, month, movement, mrr: q, den: Q };
-      this.recordChange(cur, terms, previous, step);
-      steps.push(step);
-      value = step;
+      const cmp = slow === valueSlow || sameTerms(slow, valueSlow) ? (q > valueQ ? 1 : q < valueQ ? -1 : 0) : compareValues(q, slow, valueQ, valueSlow, terms);
+      valueQ = q; // the same value when cmp is 0, perhaps of other terms
+      valueSlow = slow;
+      if (cmp === 0) continue; // a renewal at the same monthly value: no change
+      const p = steps.length - 1; // the change before, if any
+      const at = steps.add(month, !steps.active(p) ? (p < 0 ? NEW_BUSINESS : REACTIVATION) : active === 0 ? CHURN : cmp > 0 ? EXPANSION : CONTRACTION, slow);
+      steps.q[at] = q;
+      this.recordChange(cur, terms, steps, at);
     }
     this.recordCohort(cur, terms, steps);
     this.recordRetention(cur, terms, steps);
-    for (const step of steps) if (step.slow.length > 0) exactChange(step, terms);
+    for (let i = 0; i < steps.length; i++) if (steps.slow[i]!.length > 0) exactChange(steps, i, terms);
     return steps;
   }
 
@@ -257,9 +322,10 @@ export class MetricsBook {
     }
     const order = this.order;
     if (n <= SMALL_EVENTS && last - first < SMALL_MONTHS) {
-      const keys = this.smallKeys.subarray(0, n);
+      const keys = this.smallKeys;
       for (let e = 0; e < n; e++) keys[e] = ((events[2 * e]! - first) << SMALL_EVENT_BITS) | e;
-      keys.sort();
+      if (n <= INSERTION_SORTED) insertionSort(keys, n);
+      else keys.subarray(0, n).sort();
       for (let i = 0; i < n; i++) order[i] = keys[i]! & SMALL_EVENTS;
       return order;
     }
@@ -271,28 +337,29 @@ export class MetricsBook {
     return order;
   }
 
-  private recordChange(cur: CurrencyBook, terms: Term[], p: Value, n: Step): void {
+  /** Change n (the one before it, n − 1, if any: from its MRR to n's). */
+  private recordChange(cur: CurrencyBook, terms: Term[], steps: Changes, n: number): void {
     const table = cur.months;
-    const m = n.month;
-    addDifference(table, m, MRR, terms, n, p);
-    table.add(m, CUSTOMERS, (isActive(n) ? 1 : 0) - (isActive(p) ? 1 : 0));
-    const move = MOVEMENT_INDEX[n.movement];
+    const m = steps.month[n]!;
+    const move = steps.move[n]!;
+    const p = n - 1;
+    addDifference(table, m, MRR, terms, steps, n, p);
+    table.add(m, CUSTOMERS, (steps.active(n) ? 1 : 0) - (steps.active(p) ? 1 : 0));
     table.add(m, MOVE_CUSTOMERS + move, 1);
-    if (n.movement === 'churn') addDifference(table, m, MOVE_MRR + move, terms, p, ZERO_VALUE);
-    else if (n.movement === 'newBusiness' || n.movement === 'reactivation') addDifference(table, m, MOVE_MRR + move, terms, n, ZERO_VALUE);
-    else if (n.movement === 'expansion') addDifference(table, m, MOVE_MRR + move, terms, n, p);
-    else addDifference(table, m, MOVE_MRR + move, terms, p, n);
+    if (move === CHURN) addDifference(table, m, MOVE_MRR + move, terms, steps, p, -1);
+    else if (move === NEW_BUSINESS || move === REACTIVATION) addDifference(table, m, MOVE_MRR + move, terms, steps, n, -1);
+    else if (move === EXPANSION) addDifference(table, m, MOVE_MRR + move, terms, steps, n, p);
+    else addDifference(table, m, MOVE_MRR + move, terms, steps, p, n);
   }
 
   /** The customer's cohort is the month of their first change (their new business). */
-  private recordCohort(cur: CurrencyBook, terms: Term[], steps: Step[]): void {
+  private recordCohort(cur: CurrencyBook, terms: Term[], steps: Changes): void {
     if (steps.length === 0) return;
-    const row = cur.cohortRow(steps[0]!.month);
-    let p: Value = ZERO_VALUE;
-    for (const n of steps) {
-      row.add(n.month, COHORT_CUSTOMERS, (isActive(n) ? 1 : 0) - (isActive(p) ? 1 : 0));
-      addDifference(row, n.month, COHORT_MRR, terms, n, p);
-      p = n;
+    const row = cur.cohortRow(steps.month[0]!);
+    for (let i = 0; i < steps.length; i++) {
+      const m = steps.month[i]!;
+      row.add(m, COHORT_CUSTOMERS, (steps.active(i) ? 1 : 0) - (steps.active(i - 1) ? 1 : 0));
+      addDifference(row, m, COHORT_MRR, terms, steps, i, i - 1);
     }
   }
 
@@ -300,27 +367,30 @@ export class MetricsBook {
    * The retention sums: at month M, a customer with MRR at M − 12 adds their MRR now, then, and
    * the smaller of the two. That changes only at the customer's change months and twelve after.
    */
-  private recordRetention(cur: CurrencyBook, terms: Term[], steps: Step[]): void {
-    let now: Value = ZERO_VALUE;
-    let then: Value = ZERO_VALUE;
-    let least: Value = ZERO_VALUE;
+  private recordRetention(cur: CurrencyBook, terms: Term[], steps: Changes): void {
+    // Each of now, then and least is a change's index, or -1 for no MRR.
+    let now = -1;
+    let then = -1;
+    let least = -1;
     let atNow = -1; // the last step at or before the month
     let atThen = -1; // the last step at or before the month − 12
     let i = 0; // next step month
     let j = 0; // next step month + 12
-    while (i < steps.length || j < steps.length) {
-      const month = Math.min(i < steps.length ? steps[i]!.month : Infinity, j < steps.length ? steps[j]!.month + 12 : Infinity);
-      while (i < steps.length && steps[i]!.month <= month) atNow = i++;
-      while (j < steps.length && steps[j]!.month + 12 <= month) atThen = j++;
-      const previously = atThen < 0 ? ZERO_VALUE : steps[atThen]!;
-      const counted = isActive(previously);
-      const nextNow = counted ? (atNow < 0 ? ZERO_VALUE : steps[atNow]!) : ZERO_VALUE;
-      const nextThen = counted ? previously : ZERO_VALUE;
-      const nextLeast = counted ? (compareValues(nextNow, nextThen, terms) < 0 ? nextNow : nextThen) : ZERO_VALUE;
-      if (nextNow !== now) addDifference(cur.months, month, RETAINED_NOW, terms, nextNow, now);
-      if (nextThen !== then) addDifference(cur.months, month, RETAINED_THEN, terms, nextThen, then);
-      if (nextLeast !== least) addDifference(cur.months, month, RETAINED_MIN, terms, nextLeast, least);
-      [now, then, least] = [nextNow, nextThen, nextLeast];
+    const n = steps.length;
+    while (i < n || j < n) {
+      const month = Math.min(i < n ? steps.month[i]! : Infinity, j < n ? steps.month[j]! + 12 : Infinity);
+      while (i < n && steps.month[i]! <= month) atNow = i++;
+      while (j < n && steps.month[j]! + 12 <= month) atThen = j++;
+      const counted = steps.active(atThen);
+      const nextNow = counted ? atNow : -1;
+      const nextThen = counted ? atThen : -1;
+      const nextLeast = counted ? (compareChanges(steps, nextNow, nextThen, terms) < 0 ? nextNow : nextThen) : -1;
+      if (nextNow !== now) addDifference(cur.months, month, RETAINED_NOW, terms, steps, nextNow, now);
+      if (nextThen !== then) addDifference(cur.months, month, RETAINED_THEN, terms, steps, nextThen, then);
+      if (nextLeast !== least) addDifference(cur.months, month, RETAINED_MIN, terms, steps, nextLeast, least);
+      now = nextNow;
+      then = nextThen;
+      least = nextLeast;
     }
   }
 
@@ -482,20 +552,28 @@ export class MetricsBook {
   }
 }
 
-/** Whether a value is above zero: every term is, so whether any is active. */
-const isActive = (v: Value) => v.q !== 0 || v.slow.length !== 0;
 
 function insertSorted(list: readonly number[], k: number): number[] {
-  const out = [...list, k];
-  return out.sort((a, b) => a - b);
+  const out: number[] = [];
+  let i = 0;
+  for (; i < list.length && list[i]! < k; i++) out.push(list[i]!);
+  out.push(k);
+  for (; i < list.length; i++) out.push(list[i]!);
+  return out;
 }
 
-const sameTerms = (a: readonly number[], b: readonly number[]) => a === b || (a.length === b.length && a.every((x, i) => x === b[i]));
+function sameTerms(a: readonly number[], b: readonly number[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
 
 /** A value's exact sum. */
-function exactOf(v: Value, terms: Term[]): ExactSum {
+function exactOf(q: number, slow: readonly number[], terms: Term[]): ExactSum {
   const sum = new ExactSum();
-  addValue(sum, terms, v, 1);
+  sum.addNumber(q);
+  for (const k of slow) sum.addTerm(terms[k]!, 1);
   return sum;
 }
 
@@ -504,55 +582,54 @@ function exactOf(v: Value, terms: Term[]): ExactSum {
  * approximations when those put the difference well clear of 0 (a double's sum of a few terms is
  * off by far less than a billionth of their size), exactly when they do not.
  */
-function compareValues(a: Value, b: Value, terms: Term[]): -1 | 0 | 1 {
-  if (sameTerms(a.slow, b.slow)) return a.q > b.q ? 1 : a.q < b.q ? -1 : 0;
-  let difference = (a.q - b.q) / QN;
-  let size = Math.abs(a.q / QN) + Math.abs(b.q / QN);
-  forEachDifferent(a.slow, b.slow, (k, sign) => {
-    const t = approximate(terms[k]!);
-    difference += sign * t;
+function compareValues(aq: number, aSlow: readonly number[], bq: number, bSlow: readonly number[], terms: Term[]): -1 | 0 | 1 {
+  if (sameTerms(aSlow, bSlow)) return aq > bq ? 1 : aq < bq ? -1 : 0;
+  let difference = (aq - bq) / QN;
+  let size = Math.abs(aq / QN) + Math.abs(bq / QN);
+  // Each term in a but not b, and in b but not a (both lists ascending).
+  let i = 0;
+  let j = 0;
+  while (i < aSlow.length || j < bSlow.length) {
+    const x = i < aSlow.length ? aSlow[i]! : Infinity;
+    const y = j < bSlow.length ? bSlow[j]! : Infinity;
+    if (x === y) {
+      i++;
+      j++;
+      continue;
+    }
+    const t = approximate(terms[x < y ? x : y]!);
+    difference += x < y ? t : -t;
     size += Math.abs(t);
-  });
+    if (x < y) i++;
+    else j++;
+  }
   if (Math.abs(difference) > size * 1e-9) return difference > 0 ? 1 : -1;
-  return exactOf(a, terms).add(exactOf(b, terms), -1).sign();
+  return exactOf(aq, aSlow, terms).add(exactOf(bq, bSlow, terms), -1).sign();
+}
+
+/** compareValues of two changes (indices into steps, -1 for no MRR), their MRRs read here: a double passed to a call is a heap number made. */
+function compareChanges(steps: Changes, a: number, b: number, terms: Term[]): -1 | 0 | 1 {
+  const aSlow = a < 0 ? NONE : steps.slow[a]!;
+  const bSlow = b < 0 ? NONE : steps.slow[b]!;
+  const aq = a < 0 ? 0 : steps.q[a]!;
+  const bq = b < 0 ? 0 : steps.q[b]!;
+  if (aSlow === bSlow || sameTerms(aSlow, bSlow)) return aq > bq ? 1 : aq < bq ? -1 : 0;
+  return compareValues(aq, aSlow, bq, bSlow, terms);
 }
 
 const QN = Number(Q);
 /** A term in cents, as the nearest double. */
 const approximate = (t: Term): number => (t.fast === t.fast ? t.fast / QN : Number(t.num) / Number(t.den));
 
-/** Calls `each` with each term in a but not b (sign 1) and in b but not a (-1): both lists ascending. */
-function forEachDifferent(a: readonly number[], b: readonly number[], each: (k: number, sign: 1 | -1) => void): void {
-  let i = 0;
-  let j = 0;
-  while (i < a.length || j < b.length) {
-    const x = i < a.length ? a[i]! : Infinity;
-    const y = j < b.length ? b[j]! : Infinity;
-    if (x === y) {
-      i++;
-      j++;
-    } else if (x < y) {
-      each(x, 1);
-      i++;
-    } else {
-      each(y, -1);
-      j++;
-    }
-  }
-}
-
-/** Adds a value (sign 1) or takes it away (-1). */
-function addValue(sum: ExactSum, terms: Term[], v: Value, sign: 1 | -1): void {
-  sum.addNumber(sign * v.q);
-  for (const k of v.slow) sum.addTerm(terms[k]!, sign);
-}
-
-/** Adds a − b (each of a and b within 2^52: their difference is exact) to a table's cell; the terms both hold cancel out unadded. */
-function addDifference(table: MonthTable, month: number, column: number, terms: Term[], a: Value, b: Value): void {
-  table.add(month, column, a.q - b.q);
-  if (a.slow === b.slow) return;
-  const x = a.slow;
-  const y = b.slow;
+/**
+ * Adds a's MRR − b's (changes, their indices into steps, -1 for none; each within 2^52: their
+ * difference is exact) to a table's cell; the terms both hold cancel out unadded.
+ */
+function addDifference(table: MonthTable, month: number, column: number, terms: Term[], steps: Changes, a: number, b: number): void {
+  table.addDifference(month, column, steps.q, a, b);
+  const x = a < 0 ? NONE : steps.slow[a]!;
+  const y = b < 0 ? NONE : steps.slow[b]!;
+  if (x === y) return;
   let i = 0;
   let j = 0;
   while (i < x.length || j < y.length) {
@@ -578,9 +655,10 @@ const lcmWithQ = new Map<bigint, bigint>();
  * A change's MRR as one exact fraction, when it has terms apart: over the least common
  * denominator of Q and the terms' own (as ExactSum.fraction makes it), not reduced.
  */
-function exactChange(s: Step, terms: Term[]): void {
+function exactChange(steps: Changes, i: number, terms: Term[]): void {
+  const slow = steps.slow[i]!;
   let d = Q;
-  for (const k of s.slow) {
+  for (const k of slow) {
     const t = terms[k]!;
     if (t.fast === t.fast || t.den === Q || d % t.den === 0n) continue;
     if (d === Q) {
@@ -593,15 +671,31 @@ function exactChange(s: Step, terms: Term[]): void {
     } else d = lcm(d, t.den);
   }
   const overQ = d / Q;
-  let n = BigInt(s.q) * overQ;
-  for (const k of s.slow) {
+  let n = BigInt(steps.q[i]!) * overQ;
+  for (const k of slow) {
     const t = terms[k]!;
     n += t.fast === t.fast ? BigInt(t.fast) * overQ : t.den === Q ? t.num * overQ : t.num * (d / t.den);
   }
-  s.mrr = n;
-  s.den = d;
+  steps.mrr[i] = n;
+  steps.den[i] = d;
 }
 
+
+/**
+ * Up to this many keys (most customers' events), sorted in place: a typed array's sort() takes a
+ * view of the scratch array (an object) and sorts a copy of it, for each customer.
+ */
+const INSERTION_SORTED = 64;
+
+/** Sorts keys[0, n) ascending, in place. */
+function insertionSort(keys: Int32Array, n: number): void {
+  for (let i = 1; i < n; i++) {
+    const key = keys[i]!;
+    let j = i - 1;
+    for (; j >= 0 && keys[j]! > key; j--) keys[j + 1] = keys[j]!;
+    keys[j + 1] = key;
+  }
+}
 
 /** Byte order of UTF-8 text (PostgreSQL's C collation): code point order. */
 export function byBytes(a: string, b: string): number {

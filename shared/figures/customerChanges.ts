@@ -12,7 +12,7 @@ import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { constants as zlib, zstdCompressSync, zstdDecompress } from 'node:zlib';
 import { type CustomerMovement, type Movement, MOVEMENTS } from './definitions.ts';
-import type { CustomerChange, MetricsBook, SeriesBounds } from './book.ts';
+import type { Changes, CustomerChange, MetricsBook, SeriesBounds } from './book.ts';
 import { cellsJson, fixedFraction } from './fxBasis.ts';
 import { Q } from './exact.ts';
 import { PackWriter } from './packing.ts';
@@ -50,32 +50,34 @@ export const changeCents = (c: CustomerChange): bigint => BigInt(cents(c));
 const MOVEMENT_INDEX = Object.fromEntries(MOVEMENTS.map((m, i) => [m, i])) as Record<Movement, number>;
 
 /** A change's month and movement as one integer (version_customers.moves). */
-export const moveCode = (month: number, movement: Movement): number => month * 8 + MOVEMENT_INDEX[movement];
+export const moveCode = (month: number, movement: Movement): number => codeOf(month, MOVEMENT_INDEX[movement]);
+const codeOf = (month: number, move: number) => month * 8 + move;
 
 /** Where packChanges writes (kept for the next customer). */
 const packer = new PackWriter();
 
 /** Packs a customer's changes (at least one, in month order). */
-export function packChanges(changes: readonly CustomerChange[]): Buffer {
+export function packChanges(changes: Changes): Buffer {
   return Buffer.from(packInto(changes));
 }
 
 /** Packs a customer's changes as packChanges does, into bytes valid until the next call. */
-function packInto(changes: readonly CustomerChange[]): Uint8Array {
+function packInto(changes: Changes): Uint8Array {
   packer.reset();
   packer.byte(EXACT);
-  let month = changes[0]!.month;
-  for (const c of changes) {
-    packer.varint((c.month - month) * 8 + MOVEMENT_INDEX[c.movement]);
+  let month = changes.month[0]!;
+  for (let i = 0; i < changes.length; i++) {
+    packer.varint((changes.month[i]! - month) * 8 + changes.move[i]!);
     // The numerator, doubled; odd when a denominator other than Q follows it.
-    if (c.den === Q) {
-      if (typeof c.mrr === 'number') packer.varint(2 * c.mrr);
-      else packer.unsigned(2n * c.mrr);
+    const den = changes.slow[i]!.length === 0 ? Q : changes.den[i]!;
+    if (den === Q) {
+      if (changes.slow[i]!.length === 0) packer.varint(2 * changes.q[i]!);
+      else packer.unsigned(2n * changes.mrr[i]!);
     } else {
-      packer.unsigned(2n * BigInt(c.mrr) + 1n);
-      packer.unsigned(c.den);
+      packer.unsigned(2n * changes.mrr[i]! + 1n);
+      packer.unsigned(den);
     }
-    month = c.month;
+    month = changes.month[i]!;
   }
   return packer.view();
 }
@@ -256,7 +258,7 @@ export class CustomerLinesWriter {
   }
 
   /** A customer's changes in a currency (at least one); the customer's name as a string or as its UTF-8 bytes. */
-  add(currency: string, customer: string | Uint8Array, changes: readonly CustomerChange[]): void {
+  add(currency: string, customer: string | Uint8Array, changes: Changes): void {
     const packed = packInto(changes);
     // At most: the field count, seven lengths, the version id, the currency and the name as UTF-8
     // (3 bytes a UTF-16 unit), two months, the packed bytes, and the array's header and elements.
@@ -269,9 +271,9 @@ export class CustomerLinesWriter {
     at = this.text(b, at, currency);
     at = this.text(b, at, customer);
     at = b.writeInt32BE(4, at);
-    at = b.writeInt32BE(changes[0]!.month, at);
+    at = b.writeInt32BE(changes.month[0]!, at);
     at = b.writeInt32BE(4, at);
-    at = b.writeInt32BE(changes.at(-1)!.month, at);
+    at = b.writeInt32BE(changes.month[changes.length - 1]!, at);
     at = b.writeInt32BE(packed.length, at);
     b.set(packed, at);
     at += packed.length;
@@ -282,9 +284,9 @@ export class CustomerLinesWriter {
     at = b.writeInt32BE(INT4_OID, at);
     at = b.writeInt32BE(changes.length, at);
     at = b.writeInt32BE(1, at);
-    for (const c of changes) {
+    for (let i = 0; i < changes.length; i++) {
       at = b.writeInt32BE(4, at);
-      at = b.writeInt32BE(moveCode(c.month, c.movement), at);
+      at = b.writeInt32BE(codeOf(changes.month[i]!, changes.move[i]!), at);
     }
     this.at = at;
     this.count++;

@@ -2,8 +2,8 @@
 // contract's monthly value and the month ends it is active at, the movements, the series' bounds,
 // and the words that the OpenAPI document and docs/metrics.md show for each figure. The build
 // (book.ts) and the reads follow these; nothing else defines a figure.
-import { civil, daysInMonth, monthNumber } from './calendar.ts';
-import { type Term, term, termOf } from './exact.ts';
+import { civil, civilCode, daysInMonth, monthNumber } from './calendar.ts';
+import { Q, type Term, term, termOf } from './exact.ts';
 
 /** A currency's series holds at most this many months. */
 export const MAX_MONTHS = 600;
@@ -61,6 +61,45 @@ export function contractTerm(startDay: number, endDay: number, cents: bigint | n
     value = months !== undefined ? term(c, BigInt(months)) : term(c * DAYS_PER_MONTH.num, DAYS_PER_MONTH.den * BigInt(days));
   }
   return { firstMonth, lastMonth, value };
+}
+
+const QN = Number(Q);
+
+/** A ContractTerm to fill with contractTermInto. */
+export const blankTerm = (): ContractTerm => ({ firstMonth: 0, lastMonth: -1, value: { num: 0n, den: Q, fast: 0 } });
+
+/**
+ * contractTerm into a term kept from one contract to the next (blankTerm; its value object with
+ * it), with no object made for the common case: a walk of a million contracts made three each.
+ */
+export function contractTermInto(out: ContractTerm, startDay: number, endDay: number, cents: number): void {
+  const start = civilCode(startDay);
+  const after = civilCode(endDay + 1);
+  const startYear = Math.floor(start / 512);
+  const startMonth = (start - startYear * 512) >> 5;
+  const startDate = start & 31;
+  const afterYear = Math.floor(after / 512);
+  const afterMonth = (after - afterYear * 512) >> 5;
+  out.firstMonth = monthNumber(startYear, startMonth);
+  out.lastMonth = monthNumber(afterYear, afterMonth) - 1;
+  const m = out.lastMonth + 1 - out.firstMonth;
+  const whole = m >= 1 && (after & 31) === Math.min(startDate, daysInMonth(afterYear, afterMonth));
+  const value = out.value;
+  if (Number.isSafeInteger(cents * DAYS_PER_MONTH_NUM)) {
+    // termOf, in place
+    const den = whole ? m : DAYS_PER_MONTH_DEN * (endDay - startDay + 1);
+    const num = whole ? cents : cents * DAYS_PER_MONTH_NUM;
+    if (QN % den === 0 && num * (QN / den) <= 2 ** 52) {
+      value.num = 0n;
+      value.den = Q;
+      value.fast = num * (QN / den);
+      return;
+    }
+  }
+  const made = contractTerm(startDay, endDay, cents).value;
+  value.num = made.num;
+  value.den = made.den;
+  value.fast = made.fast;
 }
 
 /**

@@ -58,6 +58,11 @@ export class MonthTable {
     } else this.data[i] = n;
   }
 
+  /** Adds values[a] − values[b] (indices; -1 for 0) as add does, reading them here: a double passed to a call is a heap number made. */
+  addDifference(month: number, column: number, values: Float64Array, a: number, b: number): void {
+    this.add(month, column, (a < 0 ? 0 : values[a]!) - (b < 0 ? 0 : values[b]!));
+  }
+
   /** Adds a term (sign 1) or takes it away (-1). */
   addTerm(month: number, column: number, t: Term, sign: 1 | -1): void {
     if (t.fast === t.fast) return this.add(month, column, sign * t.fast);

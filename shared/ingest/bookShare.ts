@@ -9,7 +9,7 @@
 import { type MessagePort, receiveMessageOnPort } from 'node:worker_threads';
 import { MetricsBook, type SharedBook, sharedBookBytes } from '../figures/book.ts';
 import { CustomerLinesWriter } from '../figures/customerChanges.ts';
-import { type ContractTerm, contractTerm } from '../figures/definitions.ts';
+import { blankTerm, type ContractTerm, contractTermInto } from '../figures/definitions.ts';
 import { collectGarbage } from '../platform/garbage.ts';
 import { HeapNearLimit, HeapRoom } from '../platform/heapRoom.ts';
 import { type CustomerContracts, type GatheredContracts, PARTITIONS, PartitionWalk } from './contractLog.ts';
@@ -35,12 +35,11 @@ const TURN_CUSTOMERS = 512;
 /** How many customers between two looks at the heap's room. */
 const ROOM_CHECK_CUSTOMERS = 64;
 
-/** One customer's contracts in a currency into the book, and its rows into the lines if its MRR changed; `terms` is scratch space. */
+/** One customer's contracts in a currency into the book, and its rows into the lines if its MRR changed; `terms` is scratch space (its terms kept for the next customer). */
 export function walkCustomer(book: MetricsBook, lines: CustomerLinesWriter, group: CustomerContracts, name: Uint8Array, terms: ContractTerm[]): void {
-  terms.length = 0;
-  for (let i = 0; i < group.count; i++) terms.push(contractTerm(group.startDays[i]!, group.endDays[i]!, group.cents[i]!));
+  for (let i = 0; i < group.count; i++) contractTermInto((terms[i] ??= blankTerm()), group.startDays[i]!, group.endDays[i]!, group.cents[i]!);
   const currency = currencyCode(group.currency);
-  const changes = book.addCustomer(currency, terms);
+  const changes = book.walk(currency, terms, group.count);
   if (changes.length > 0) lines.add(currency, name, changes);
 }
 
