@@ -88,8 +88,11 @@ export default defineOperation({
       const converted = await readReportingCohorts(deps.pool, tenant, versionId, query.reportingCurrency);
       return void res.json({ object: 'cohorts', datasetId: params.id, versionId, exchangeRatesId: converted.exchangeRatesId, missingRates: converted.missingRates, data: converted.data });
     }
-    // Stored as JSON when the version was built: sent as it is, megabytes of it without parsing them again.
+    // Stored as JSON when the version was built: sent as it is, megabytes of it without parsing (or decoding) them again.
     const data = await readCohortsJson(deps.pool, versionId, query.currency);
-    res.type('application/json').send(`{"object":"cohorts","datasetId":${JSON.stringify(params.id)},"versionId":${JSON.stringify(versionId)},"data":[${data}]}`);
+    const body = [Buffer.from(`{"object":"cohorts","datasetId":${JSON.stringify(params.id)},"versionId":${JSON.stringify(versionId)},"data":[`), ...data, Buffer.from(']}')];
+    res.type('application/json').set('Content-Length', String(body.reduce((n, part) => n + part.length, 0)));
+    for (const part of body.slice(0, -1)) res.write(part);
+    res.end(body.at(-1));
   },
 });
