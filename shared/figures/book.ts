@@ -16,19 +16,18 @@ import { MonthTable, type SharedMonthTable, sharedTableBytes } from './monthTabl
  */
 export type CustomerChange = { month: number; movement: Movement; mrr: number | bigint; den: bigint };
 
-/**
- * A customer's MRR as the walk keeps it: the sum of its Number terms over Q (a q), and its other
- * terms active (a slow: their indices, ascending; the same empty array NONE when none, as for most).
- * Passed as the two, never as an object: a walk of a million contracts made 1.7M changes, and
- * their objects were most of the 1.3 GB it allocated.
- */
+// A customer's MRR as the walk keeps it: the sum of its Number terms over Q (a q), and its other
+// terms active (a slow: their indices, ascending; the same empty array NONE when none, as for most).
+// Passed as the two, or as a change's index in Changes, never as an object: a walk of a million
+// contracts made 1.7M changes, and their objects were most of the 1.3 GB it allocated.
 const NONE: readonly number[] = [];
 
-const NEW_BUSINESS = MOVEMENTS.indexOf('newBusiness');
-const EXPANSION = MOVEMENTS.indexOf('expansion');
-const CONTRACTION = MOVEMENTS.indexOf('contraction');
-const CHURN = MOVEMENTS.indexOf('churn');
-const REACTIVATION = MOVEMENTS.indexOf('reactivation');
+const MOVEMENT_INDEX = Object.fromEntries(MOVEMENTS.map((m, i) => [m, i])) as Record<Movement, number>;
+const NEW_BUSINESS = MOVEMENT_INDEX.newBusiness;
+const EXPANSION = MOVEMENT_INDEX.expansion;
+const CONTRACTION = MOVEMENT_INDEX.contraction;
+const CHURN = MOVEMENT_INDEX.churn;
+const REACTIVATION = MOVEMENT_INDEX.reactivation;
 
 /**
  * A customer's changes of MRR in one currency as the walk leaves them (MetricsBook.walk), in
@@ -45,7 +44,7 @@ export class Changes {
   readonly mrr: bigint[] = [];
   readonly den: bigint[] = [];
 
-  /** A change at the end, its MRR's q to be written by the caller (a double passed to a call is a heap number made); its index. */
+  /** A change at the end, its MRR's q 0 until the caller writes it (a double passed to a call is a heap number made); its index. */
   add(month: number, move: number, slow: readonly number[]): number {
     const i = this.length++;
     if (i === this.q.length) {
@@ -56,6 +55,7 @@ export class Changes {
     }
     this.month[i] = month;
     this.move[i] = move;
+    this.q[i] = 0;
     this.slow[i] = slow;
     return i;
   }
@@ -136,8 +136,6 @@ const COHORT_MRR = 1;
 /** A month's movements when nothing moved. */
 const NO_MOVEMENTS: MonthFigures['movements'] = { ...(Object.fromEntries(MOVEMENTS.map((name) => [name, { customers: 0, mrr: '0.00' }])) as Record<Movement, { customers: number; mrr: string }>), netNewMrr: '0.00' };
 
-const MOVEMENT_INDEX = Object.fromEntries(MOVEMENTS.map((m, i) => [m, i])) as Record<Movement, number>;
-
 class CurrencyBook {
   first = Infinity;
   lastActive = -Infinity;
@@ -180,7 +178,7 @@ export function sharedBookBytes(book: SharedBook): number {
 
 export class MetricsBook {
   private readonly currencies = new Map<string, CurrencyBook>();
-  /** Scratch space for a customer's terms and events (valid during one addCustomer): the events sorted, and which terms are summed apart. */
+  /** Scratch space for a customer's terms and events (valid during one walk; the terms of the largest customer yet stay referenced): the events sorted, and which terms are summed apart. */
   private keys = new Float64Array(64);
   private smallKeys = new Int32Array(64);
   private order = new Int32Array(64);
@@ -552,7 +550,6 @@ export class MetricsBook {
   }
 }
 
-
 function insertSorted(list: readonly number[], k: number): number[] {
   const out: number[] = [];
   let i = 0;
@@ -679,7 +676,6 @@ function exactChange(steps: Changes, i: number, terms: Term[]): void {
   steps.mrr[i] = n;
   steps.den[i] = d;
 }
-
 
 /**
  * Up to this many keys (most customers' events), sorted in place: a typed array's sort() takes a

@@ -169,13 +169,13 @@ function zstdBytes(text: string): Uint8Array {
   return new Uint8Array(zstdCompressSync(Buffer.from(text), { params: { [zlib.ZSTD_c_compressionLevel]: 1 } }));
 }
 
-const zstdDecompress_ = promisify(zstdDecompress);
+const zstdDecompressAsync = promisify(zstdDecompress);
 /**
  * Decompressed off the event loop, in chunks about as large as the text (16 times its compressed
  * bytes, within 64 KiB and 8 MiB): zlib's default of 16 KiB made a cohorts read of 3.8 MB 235
  * callbacks and a concat, 19 ms where one of 4 MiB chunks takes 3.
  */
-const zstdDecompressed = (zstd: Buffer): Promise<Buffer> => zstdDecompress_(zstd, { chunkSize: Math.min(Math.max(16 * zstd.length, 64 * 1024), 8 * 1024 * 1024) });
+const zstdDecompressed = (zstd: Buffer): Promise<Buffer> => zstdDecompressAsync(zstd, { chunkSize: Math.min(Math.max(16 * zstd.length, 64 * 1024), 8 * 1024 * 1024) });
 
 /** The text a column of the version's figures keeps: as text (versions built before sql/031), or compressed (zstdBytes). */
 export async function storedText(text: string | null, zstd: Buffer | null): Promise<string | null> {

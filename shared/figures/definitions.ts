@@ -2,8 +2,8 @@
 // contract's monthly value and the month ends it is active at, the movements, the series' bounds,
 // and the words that the OpenAPI document and docs/metrics.md show for each figure. The build
 // (book.ts) and the reads follow these; nothing else defines a figure.
-import { civil, civilCode, daysInMonth, monthNumber } from './calendar.ts';
-import { Q, type Term, term, termOf } from './exact.ts';
+import { civilCode, daysInMonth, monthNumber } from './calendar.ts';
+import { fastOverQ, Q, type Term, term } from './exact.ts';
 
 /** A currency's series holds at most this many months. */
 export const MAX_MONTHS = 600;
@@ -32,38 +32,29 @@ export type ContractTerm = { firstMonth: number; lastMonth: number; value: Term 
  * month's length); undefined otherwise.
  */
 export function wholeMonths(startDay: number, endDay: number): number | undefined {
-  return termMonths(civil(startDay), civil(endDay + 1));
+  return termMonths(civilCode(startDay), civilCode(endDay + 1)) || undefined;
 }
 
-/** m when the day after the term's end is its start plus m ≥ 1 calendar months (the day clamped), else undefined. */
-function termMonths(start: { year: number; month: number; day: number }, after: { year: number; month: number; day: number }): number | undefined {
-  const m = monthNumber(after.year, after.month) - monthNumber(start.year, start.month);
-  if (m < 1) return undefined;
-  return after.day === Math.min(start.day, daysInMonth(after.year, after.month)) ? m : undefined;
+/** m when the day after the term's end (a civilCode) is its start's plus m ≥ 1 calendar months (the day clamped), else 0. */
+function termMonths(start: number, after: number): number {
+  const m = monthOfCode(after) - monthOfCode(start);
+  if (m < 1) return 0;
+  const afterYear = Math.floor(after / 512);
+  return (after & 31) === Math.min(start & 31, daysInMonth(afterYear, (after - afterYear * 512) >> 5)) ? m : 0;
+}
+
+/** The month number of a civilCode (year × 512 + month × 32 + day). */
+function monthOfCode(code: number): number {
+  const year = Math.floor(code / 512);
+  return monthNumber(year, (code - year * 512) >> 5);
 }
 
 /** A contributing contract's month ends and monthly value (amount in cents, > 0). */
 export function contractTerm(startDay: number, endDay: number, cents: bigint | number): ContractTerm {
-  const start = civil(startDay);
-  const after = civil(endDay + 1);
-  // Active at a month's end when startDate ≤ that day ≤ endDate: from the start's month to the
-  // month before the one that holds the day after the end.
-  const firstMonth = monthNumber(start.year, start.month);
-  const lastMonth = monthNumber(after.year, after.month) - 1;
-  const months = termMonths(start, after);
-  // amount ÷ m, or amount ÷ (days ÷ (365.25 / 12)) = amount × 487 ÷ (16 × days).
-  const days = endDay - startDay + 1;
-  let value: Term;
-  if (typeof cents === 'number' && Number.isSafeInteger(cents * DAYS_PER_MONTH_NUM)) {
-    value = months !== undefined ? termOf(cents, months) : termOf(cents * DAYS_PER_MONTH_NUM, DAYS_PER_MONTH_DEN * days);
-  } else {
-    const c = BigInt(cents);
-    value = months !== undefined ? term(c, BigInt(months)) : term(c * DAYS_PER_MONTH.num, DAYS_PER_MONTH.den * BigInt(days));
-  }
-  return { firstMonth, lastMonth, value };
+  const made = blankTerm();
+  contractTermInto(made, startDay, endDay, cents);
+  return made;
 }
-
-const QN = Number(Q);
 
 /** A ContractTerm to fill with contractTermInto. */
 export const blankTerm = (): ContractTerm => ({ firstMonth: 0, lastMonth: -1, value: { num: 0n, den: Q, fast: 0 } });
@@ -72,31 +63,28 @@ export const blankTerm = (): ContractTerm => ({ firstMonth: 0, lastMonth: -1, va
  * contractTerm into a term kept from one contract to the next (blankTerm; its value object with
  * it), with no object made for the common case: a walk of a million contracts made three each.
  */
-export function contractTermInto(out: ContractTerm, startDay: number, endDay: number, cents: number): void {
+export function contractTermInto(out: ContractTerm, startDay: number, endDay: number, cents: bigint | number): void {
   const start = civilCode(startDay);
   const after = civilCode(endDay + 1);
-  const startYear = Math.floor(start / 512);
-  const startMonth = (start - startYear * 512) >> 5;
-  const startDate = start & 31;
-  const afterYear = Math.floor(after / 512);
-  const afterMonth = (after - afterYear * 512) >> 5;
-  out.firstMonth = monthNumber(startYear, startMonth);
-  out.lastMonth = monthNumber(afterYear, afterMonth) - 1;
-  const m = out.lastMonth + 1 - out.firstMonth;
-  const whole = m >= 1 && (after & 31) === Math.min(startDate, daysInMonth(afterYear, afterMonth));
+  // Active at a month's end when startDate ≤ that day ≤ endDate: from the start's month to the
+  // month before the one that holds the day after the end.
+  out.firstMonth = monthOfCode(start);
+  out.lastMonth = monthOfCode(after) - 1;
+  const months = termMonths(start, after);
+  // amount ÷ m, or amount ÷ (days ÷ (365.25 / 12)) = amount × 487 ÷ (16 × days).
+  const days = endDay - startDay + 1;
   const value = out.value;
-  if (Number.isSafeInteger(cents * DAYS_PER_MONTH_NUM)) {
-    // termOf, in place
-    const den = whole ? m : DAYS_PER_MONTH_DEN * (endDay - startDay + 1);
-    const num = whole ? cents : cents * DAYS_PER_MONTH_NUM;
-    if (QN % den === 0 && num * (QN / den) <= 2 ** 52) {
+  if (typeof cents === 'number' && Number.isSafeInteger(cents * DAYS_PER_MONTH_NUM)) {
+    const fast = months !== 0 ? fastOverQ(cents, months) : fastOverQ(cents * DAYS_PER_MONTH_NUM, DAYS_PER_MONTH_DEN * days);
+    if (fast === fast) {
       value.num = 0n;
       value.den = Q;
-      value.fast = num * (QN / den);
+      value.fast = fast;
       return;
     }
   }
-  const made = contractTerm(startDay, endDay, cents).value;
+  const c = BigInt(cents);
+  const made = months !== 0 ? term(c, BigInt(months)) : term(c * DAYS_PER_MONTH.num, DAYS_PER_MONTH.den * BigInt(days));
   value.num = made.num;
   value.den = made.den;
   value.fast = made.fast;

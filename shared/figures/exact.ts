@@ -25,16 +25,11 @@ export type Term = { num: bigint; den: bigint; fast: number };
 
 const QN = Number(Q);
 
-/**
- * cents ÷ den as a term, in Numbers where it can be (cents and den safe integers): the common case
- * of a contract's value costs no BigInt.
- */
-export function termOf(cents: number, den: number): Term {
-  if (QN % den === 0) {
-    const fast = cents * (QN / den);
-    if (fast <= CARRY) return { num: 0n, den: Q, fast };
-  }
-  return term(BigInt(cents), BigInt(den));
+/** cents ÷ den's numerator over Q as a Number (a term's `fast`), when den divides Q and it stays within 2^52; else NaN. */
+export function fastOverQ(cents: number, den: number): number {
+  if (QN % den !== 0) return NaN;
+  const fast = cents * (QN / den);
+  return fast <= CARRY ? fast : NaN;
 }
 
 /** Past this, a Number sum is carried into its BigInt part (two such still add exactly). */

@@ -92,6 +92,7 @@ export default defineOperation({
     const data = await readCohortsJson(deps.pool, versionId, query.currency);
     const body = [Buffer.from(`{"object":"cohorts","datasetId":${JSON.stringify(params.id)},"versionId":${JSON.stringify(versionId)},"data":[`), ...data, Buffer.from(']}')];
     res.type('application/json').set('Content-Length', String(body.reduce((n, part) => n + part.length, 0)));
+    if (res.req.method === 'HEAD') return void res.end();
     for (const part of body.slice(0, -1)) res.write(part);
     res.end(body.at(-1));
   },
