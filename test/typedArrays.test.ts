@@ -2,7 +2,7 @@
 // per-customer and per-contractId arrays come from one buffer mapped on its own, so that they
 // are never grown by copies (whose freed copies stayed resident in the allocator).
 import { expect } from 'chai';
-import { freeNow, grown, Reservation } from '../shared/ingest/typedArrays.ts';
+import { freeNow, grown, Reservation } from '../shared/platform/typedArrays.ts';
 
 describe('reserved arrays', () => {
   it('when arrays are taken from a reservation, then each starts zero, none overlaps another, and one too many is refused', () => {

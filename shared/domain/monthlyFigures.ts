@@ -345,21 +345,18 @@ export async function readMonthly(db: Queryable, versionId: string, range: { fro
   return docs.sort((a, b) => a.at - b.at).map((d) => d.doc);
 }
 
-/** A version's cohorts as JSON array elements joined by commas, in UTF-8 (in parts, to be written one after the other), ordered by currency then cohort (to send as they are). */
-export async function readCohortsJson(db: Queryable, versionId: string, currency: string | undefined): Promise<Buffer[]> {
+/** A version's cohorts as stored: each currency's as JSON array elements joined by commas, in UTF-8, ordered by currency then cohort (to send as they are). */
+export async function readCohortsTexts(db: Queryable, versionId: string, currency: string | undefined): Promise<Buffer[]> {
   const { rows } = await db.query<{ cohorts: string | null; cohorts_zstd: Buffer | null }>(
     `SELECT cohorts, cohorts_zstd FROM version_cohorts WHERE version_id = $1 AND ($2::text IS NULL OR currency = $2) ORDER BY currency COLLATE "C"`,
     [versionId, currency ?? null],
   );
-  const parts = (await Promise.all(rows.map((r) => storedBytes(r.cohorts, r.cohorts_zstd)))).filter((p): p is Buffer => p !== null && p.length > 0);
-  return parts.flatMap((p, i) => (i === 0 ? [p] : [COMMA, p]));
+  return (await Promise.all(rows.map((r) => storedBytes(r.cohorts, r.cohorts_zstd)))).filter((text): text is Buffer => text !== null);
 }
-
-const COMMA = Buffer.from(',');
 
 /** A version's cohorts, ordered by currency then cohort. */
 export async function readCohorts(db: Queryable, versionId: string, currency: string | undefined): Promise<CohortFigures[]> {
-  return JSON.parse(`[${Buffer.concat(await readCohortsJson(db, versionId, currency)).toString()}]`) as CohortFigures[];
+  return JSON.parse(`[${(await readCohortsTexts(db, versionId, currency)).join(',')}]`) as CohortFigures[];
 }
 
 export type CustomerMonth = { object: 'customer_month'; customer: string; currency: string; month: string; previousMrr: string; mrr: string; movement: CustomerMovement };

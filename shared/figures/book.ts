@@ -6,8 +6,9 @@
 // retention sums) or as that month's movements, and into their cohort's row. The totals are
 // summed up once at the end. Exact throughout (exact.ts); rounded only in the documents it makes.
 import { formatMonth } from './calendar.ts';
-import { type ContractTerm, MAX_MONTHS, type Movement, MOVEMENTS } from './definitions.ts';
+import { type ContractTerm, MAX_MONTHS, type Movement, MOVEMENT_INDEX, MOVEMENTS } from './definitions.ts';
 import { CommonDenominator, ExactSum, type Fraction, lcm, money, Q, ratio, type Term } from './exact.ts';
+import { grown } from '../platform/typedArrays.ts';
 import { MonthTable, type SharedMonthTable, sharedTableBytes } from './monthTable.ts';
 
 /**
@@ -22,7 +23,6 @@ export type CustomerChange = { month: number; movement: Movement; mrr: number | 
 // contracts made 1.7M changes, and their objects were most of the 1.3 GB it allocated.
 const NONE: readonly number[] = [];
 
-const MOVEMENT_INDEX = Object.fromEntries(MOVEMENTS.map((m, i) => [m, i])) as Record<Movement, number>;
 const NEW_BUSINESS = MOVEMENT_INDEX.newBusiness;
 const EXPANSION = MOVEMENT_INDEX.expansion;
 const CONTRACTION = MOVEMENT_INDEX.contraction;
@@ -37,9 +37,9 @@ const REACTIVATION = MOVEMENT_INDEX.reactivation;
  */
 export class Changes {
   length = 0;
-  month = new Int32Array(16);
-  move = new Uint8Array(16);
-  q = new Float64Array(16);
+  month: Int32Array<ArrayBuffer> = new Int32Array(16);
+  move: Uint8Array<ArrayBuffer> = new Uint8Array(16);
+  q: Float64Array<ArrayBuffer> = new Float64Array(16);
   readonly slow: (readonly number[])[] = [];
   readonly mrr: bigint[] = [];
   readonly den: bigint[] = [];
@@ -47,17 +47,19 @@ export class Changes {
   /** A change at the end, its MRR's q 0 until the caller writes it (a double passed to a call is a heap number made); its index. */
   add(month: number, move: number, slow: readonly number[]): number {
     const i = this.length++;
-    if (i === this.q.length) {
-      const grown = 2 * i;
-      this.month = copied(new Int32Array(grown), this.month);
-      this.move = copied(new Uint8Array(grown), this.move);
-      this.q = copied(new Float64Array(grown), this.q);
-    }
+    this.month = grown(this.month, i + 1);
+    this.move = grown(this.move, i + 1);
+    this.q = grown(this.q, i + 1);
     this.month[i] = month;
     this.move[i] = move;
     this.q[i] = 0;
     this.slow[i] = slow;
     return i;
+  }
+
+  /** Whether change i has terms apart: its MRR is then mrr[i] over den[i], else q[i] over Q. */
+  exact(i: number): boolean {
+    return this.slow[i]!.length !== 0;
   }
 
   /** Whether change i holds any MRR. */
@@ -67,14 +69,9 @@ export class Changes {
 
   /** Change i as CustomerChange has it. */
   change(i: number): CustomerChange {
-    const exact = this.slow[i]!.length !== 0;
+    const exact = this.exact(i);
     return { month: this.month[i]!, movement: MOVEMENTS[this.move[i]!]!, mrr: exact ? this.mrr[i]! : this.q[i]!, den: exact ? this.den[i]! : Q };
   }
-}
-
-function copied<T extends Int32Array | Uint8Array | Float64Array>(into: T, from: T): T {
-  into.set(from as never);
-  return into;
 }
 /** Events of one customer are numbered below this (2^26), inside the key that sorts them by month. */
 const EVENT_KEY = 67_108_864;
@@ -185,7 +182,7 @@ export class MetricsBook {
   private slowTerms = new Uint8Array(64);
   private readonly terms: Term[] = [];
   /** [month, contract (~contract when it stops)] pairs, flattened. Arrays kept whole: a JS array's length set to 0 lets its elements go. */
-  private events = new Int32Array(128);
+  private events: Int32Array<ArrayBuffer> = new Int32Array(128);
   private readonly changes = new Changes();
 
   private currency(name: string): CurrencyBook {
@@ -235,8 +232,7 @@ export class MetricsBook {
   walk(currencyName: string, contracts: readonly ContractTerm[], count: number): Changes {
     const cur = this.currency(currencyName);
     const terms = this.terms; // the first `t` of them, the customer's
-    if (this.events.length < 4 * count) this.events = new Int32Array(8 * count);
-    const events = this.events;
+    const events = (this.events = grown(this.events, 4 * count));
     const steps = this.changes;
     steps.length = 0;
     let t = 0;
@@ -302,7 +298,7 @@ export class MetricsBook {
     }
     this.recordCohort(cur, terms, steps);
     this.recordRetention(cur, terms, steps);
-    for (let i = 0; i < steps.length; i++) if (steps.slow[i]!.length > 0) exactChange(steps, i, terms);
+    for (let i = 0; i < steps.length; i++) if (steps.exact(i)) exactChange(steps, i, terms);
     return steps;
   }
 

@@ -37,9 +37,7 @@ export function formatDay(day: number): string {
 /** The calendar date of a day number (days since 1970-01-01). */
 export function civil(day: number): { year: number; month: number; day: number } {
   const code = civilCode(day);
-  const year = Math.floor(code / 512);
-  const rest = code - year * 512;
-  return { year, month: rest >> 5, day: rest & 31 };
+  return { year: yearOfCode(code), month: monthInYearOfCode(code), day: dayOfCode(code) };
 }
 
 /** civil as one integer, year × 512 + month × 32 + day (no object made: for the walk of every contract). */
@@ -56,6 +54,16 @@ export function civilCode(day: number): number {
   return (yoe + era * 400 + (m <= 2 ? 1 : 0)) * 512 + m * 32 + d;
 }
 
+// A civilCode's parts (month × 32 + day is below 512, whatever the year's sign).
+const yearOfCode = (code: number) => Math.floor(code / 512);
+const monthInYearOfCode = (code: number) => (code - yearOfCode(code) * 512) >> 5;
+/** The day of the month (1–31) of a civilCode. */
+export const dayOfCode = (code: number) => code & 31;
+/** The month number (monthNumber) of a civilCode. */
+export const monthOfCode = (code: number) => monthNumber(yearOfCode(code), monthInYearOfCode(code));
+/** Days in the month of a civilCode. */
+export const daysInMonthOfCode = (code: number) => daysInMonth(yearOfCode(code), monthInYearOfCode(code));
+
 /** Days in a month (1–12) of a year. */
 export function daysInMonth(year: number, month: number): number {
   const leap = month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
@@ -64,8 +72,7 @@ export function daysInMonth(year: number, month: number): number {
 
 /** The month number of a day number. */
 export function monthOfDay(day: number): number {
-  const c = civil(day);
-  return monthNumber(c.year, c.month);
+  return monthOfCode(civilCode(day));
 }
 
 /** YYYY-MM of a month number. */

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { constants as zlib, zstdCompressSync, zstdDecompress } from 'node:zlib';
-import { type CustomerMovement, type Movement, MOVEMENTS } from './definitions.ts';
+import { type CustomerMovement, type Movement, MOVEMENT_INDEX, MOVEMENTS } from './definitions.ts';
 import type { Changes, CustomerChange, MetricsBook, SeriesBounds } from './book.ts';
 import { cellsJson, fixedFraction } from './fxBasis.ts';
 import { Q } from './exact.ts';
@@ -47,8 +47,6 @@ function cents(c: CustomerChange): number | bigint {
 
 export const changeCents = (c: CustomerChange): bigint => BigInt(cents(c));
 
-const MOVEMENT_INDEX = Object.fromEntries(MOVEMENTS.map((m, i) => [m, i])) as Record<Movement, number>;
-
 /** A change's month and movement as one integer (version_customers.moves). */
 export const moveCode = (month: number, movement: Movement): number => codeOf(month, MOVEMENT_INDEX[movement]);
 const codeOf = (month: number, move: number) => month * 8 + move;
@@ -69,13 +67,11 @@ function packInto(changes: Changes): Uint8Array {
   for (let i = 0; i < changes.length; i++) {
     packer.varint((changes.month[i]! - month) * 8 + changes.move[i]!);
     // The numerator, doubled; odd when a denominator other than Q follows it.
-    const den = changes.slow[i]!.length === 0 ? Q : changes.den[i]!;
-    if (den === Q) {
-      if (changes.slow[i]!.length === 0) packer.varint(2 * changes.q[i]!);
-      else packer.unsigned(2n * changes.mrr[i]!);
-    } else {
+    if (!changes.exact(i)) packer.varint(2 * changes.q[i]!);
+    else if (changes.den[i] === Q) packer.unsigned(2n * changes.mrr[i]!);
+    else {
       packer.unsigned(2n * changes.mrr[i]! + 1n);
-      packer.unsigned(den);
+      packer.unsigned(changes.den[i]!);
     }
     month = changes.month[i]!;
   }

@@ -2,7 +2,7 @@
 // contract's monthly value and the month ends it is active at, the movements, the series' bounds,
 // and the words that the OpenAPI document and docs/metrics.md show for each figure. The build
 // (book.ts) and the reads follow these; nothing else defines a figure.
-import { civilCode, daysInMonth, monthNumber } from './calendar.ts';
+import { civilCode, dayOfCode, daysInMonthOfCode, monthOfCode } from './calendar.ts';
 import { fastOverQ, Q, type Term, term } from './exact.ts';
 
 /** A currency's series holds at most this many months. */
@@ -11,6 +11,8 @@ export const MAX_MONTHS = 600;
 /** The five movements of MRR between two month ends, in the order the API shows them. */
 export const MOVEMENTS = ['newBusiness', 'expansion', 'contraction', 'churn', 'reactivation'] as const;
 export type Movement = (typeof MOVEMENTS)[number];
+/** Each movement's index in MOVEMENTS (its number in a change's code, and in the build's arrays). */
+export const MOVEMENT_INDEX = Object.fromEntries(MOVEMENTS.map((m, i) => [m, i])) as Record<Movement, number>;
 /** A customer's movement in a month: one of the five, or `retained` (the same MRR at both ends). */
 export const CUSTOMER_MOVEMENTS = [...MOVEMENTS, 'retained'] as const;
 export type CustomerMovement = (typeof CUSTOMER_MOVEMENTS)[number];
@@ -39,14 +41,7 @@ export function wholeMonths(startDay: number, endDay: number): number | undefine
 function termMonths(start: number, after: number): number {
   const m = monthOfCode(after) - monthOfCode(start);
   if (m < 1) return 0;
-  const afterYear = Math.floor(after / 512);
-  return (after & 31) === Math.min(start & 31, daysInMonth(afterYear, (after - afterYear * 512) >> 5)) ? m : 0;
-}
-
-/** The month number of a civilCode (year × 512 + month × 32 + day). */
-function monthOfCode(code: number): number {
-  const year = Math.floor(code / 512);
-  return monthNumber(year, (code - year * 512) >> 5);
+  return dayOfCode(after) === Math.min(dayOfCode(start), daysInMonthOfCode(after)) ? m : 0;
 }
 
 /** A contributing contract's month ends and monthly value (amount in cents, > 0). */

@@ -8,7 +8,7 @@
 // time.
 import { openScratchFile } from '../platform/scratchFiles.ts';
 import { closeSync, readSync, writeSync } from 'node:fs';
-import { freeNow, grown } from './typedArrays.ts';
+import { freeNow, grown } from '../platform/typedArrays.ts';
 
 export const PARTITIONS = 64;
 const INTS = 4; // customer, currency, start day, end day

@@ -26,7 +26,7 @@
 // the next record starts where it should. It is then reported once, in its place.
 
 import { isUtf8 } from 'node:buffer';
-import { grown } from './typedArrays.ts';
+import { grown } from '../platform/typedArrays.ts';
 
 const QUOTE = 34;
 const LF = 10;

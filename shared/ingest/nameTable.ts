@@ -7,7 +7,7 @@
 // any order.) The bytes are kept outside the V8 heap: `maxBytes` bounds them, and past it, or past
 // `maxNames`, the table is full and lets everything go (whoever uses it gives the work to SQL).
 
-import { freeNow, grown, Reservation } from './typedArrays.ts';
+import { freeNow, grown, Reservation } from '../platform/typedArrays.ts';
 
 const EMPTY = 0;
 /**

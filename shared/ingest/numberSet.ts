@@ -4,7 +4,7 @@
 // any two of many 53-bit hashes are equal, spilling sorted runs to disk past a size.
 import { openScratchFile } from '../platform/scratchFiles.ts';
 import { closeSync, readSync, writeSync } from 'node:fs';
-import { freeNow, Reservation } from './typedArrays.ts';
+import { freeNow, Reservation } from '../platform/typedArrays.ts';
 
 const MIN_SLOTS = 1 << 12;
 const MAX_LOAD = 0.7;

@@ -16,7 +16,7 @@ import { mapHeader, missingColumns, REQUIRED_COLUMNS, RowValidator } from './row
 import { type Cells, CsvRecords, MAX_RECORD_BYTES } from './csvRecords.ts';
 import { readFileHead } from './fileHead.ts';
 import type { TallyFeed } from './tallyFeed.ts';
-import { freeNow } from './typedArrays.ts';
+import { freeNow } from '../platform/typedArrays.ts';
 import { Utf8Chunks } from './utf8Chunks.ts';
 
 const SLICE_BYTES = 64 * 1024;

@@ -19,7 +19,7 @@ import { formatScaled } from '../figures/exact.ts';
 import { CustomerLinesWriter, type LinesSink, type MonthlyFigures, monthlyFigures } from '../figures/customerChanges.ts';
 import type { ContractTerm } from '../figures/definitions.ts';
 import { NameTable } from './nameTable.ts';
-import { freeNow, Reservation } from './typedArrays.ts';
+import { freeNow, Reservation } from '../platform/typedArrays.ts';
 import { HashList, NumberSet } from './numberSet.ts';
 import { HeapNearLimit, HeapRoom } from '../platform/heapRoom.ts';
 

@@ -1,7 +1,7 @@
 // The rows the tally counts, as the validator hands them over: packed into typed arrays, a batch
 // at a time, so that a batch can go to the tally's own thread without a copy (its buffers are
 // transferred, and come back to be filled again) and the tally makes no string of any name.
-import { grown } from './typedArrays.ts';
+import { grown } from '../platform/typedArrays.ts';
 import { hash53 } from './numberSet.ts';
 
 /**

@@ -2,7 +2,8 @@
 // business, with how many of them have MRR at every later month end and their MRR
 // (../shared/spec/contract.md, "Metrics and catalog"). Stored when the version was built.
 import { z } from 'zod';
-import { readCohortsJson } from '../../../shared/domain/monthlyFigures.ts';
+import { readCohortsTexts } from '../../../shared/domain/monthlyFigures.ts';
+import { StreamedJson } from '../../streamedJson.ts';
 import { readReportingCohorts } from '../../../shared/domain/reportingCurrency.ts';
 import { badRequest } from '../../../shared/platform/problems.ts';
 import { FIGURE_WORDS } from '../../../shared/figures/definitions.ts';
@@ -88,12 +89,16 @@ export default defineOperation({
       const converted = await readReportingCohorts(deps.pool, tenant, versionId, query.reportingCurrency);
       return void res.json({ object: 'cohorts', datasetId: params.id, versionId, exchangeRatesId: converted.exchangeRatesId, missingRates: converted.missingRates, data: converted.data });
     }
-    // Stored as JSON when the version was built: sent as it is, megabytes of it without parsing (or decoding) them again.
-    const data = await readCohortsJson(deps.pool, versionId, query.currency);
-    const body = [Buffer.from(`{"object":"cohorts","datasetId":${JSON.stringify(params.id)},"versionId":${JSON.stringify(versionId)},"data":[`), ...data, Buffer.from(']}')];
-    res.type('application/json').set('Content-Length', String(body.reduce((n, part) => n + part.length, 0)));
-    if (res.req.method === 'HEAD') return void res.end();
-    for (const part of body.slice(0, -1)) res.write(part);
-    res.end(body.at(-1));
+    // Stored as JSON when the version was built: sent as it is, megabytes of it without parsing (or
+    // decoding) them again. Already in memory: written without waiting for the socket to drain.
+    const texts = await readCohortsTexts(deps.pool, versionId, query.currency);
+    const json = new StreamedJson();
+    const data = json.array(async (sink) => {
+      texts.forEach((text, i) => {
+        if (i > 0) sink.write(',');
+        sink.write(text);
+      });
+    });
+    await json.send(res, { object: 'cohorts', datasetId: params.id, versionId, data });
   },
 });

@@ -1,5 +1,6 @@
-// Typed arrays the ingest grows, reserves and lets go (the tally: tally.ts, nameTable.ts,
-// numberSet.ts, tallyBatch.ts; the CSV reader's cells, csvRecords.ts).
+// Typed arrays grown, reserved and let go: the ingest's (the tally: tally.ts, nameTable.ts,
+// numberSet.ts, tallyBatch.ts; the CSV reader's cells, csvRecords.ts) and the figures' scratch
+// arrays (book.ts's Changes).
 
 type Grown = Int32Array<ArrayBuffer> | Uint8Array<ArrayBuffer> | Float64Array<ArrayBuffer>;
 
