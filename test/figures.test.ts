@@ -157,6 +157,14 @@ describe('figures', () => {
       );
     });
 
+    it('when a part over another denominator is below -2^52, then it is kept exactly', () => {
+      // 19 divides no usual term's denominator (nor Q): the part is kept over 19, and past -2^52 no double holds it.
+      for (const n of [-(2n ** 60n) - 3n, -(2n ** 52n) - 1n, 2n ** 60n + 3n]) {
+        const f = sumOf([n, 19n]).fraction();
+        expect(f.n * 19n).to.equal(n * f.d);
+      }
+    });
+
     it('when large parts nearly cancel, then the doubles step aside for the exact sum', () => {
       // Parts of ±2^45 cents over odd denominators that cancel, a half cent, and a nudge of a
       // millionth of a cent or none: the doubles' error is then far more than the distance to the

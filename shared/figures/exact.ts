@@ -87,12 +87,13 @@ export class ExactSum {
     if (t.fast === t.fast) this.addNumber(sign * t.fast);
     else if (t.den === Q) this.big += sign === 1 ? t.num : -t.num;
     else if (t.den > BigInt(CARRY)) throw new RangeError('a denominator too large');
-    else if (t.num <= BigInt(CARRY)) this.addRest(Number(t.den), sign * Number(t.num));
+    else if (t.num <= BigInt(CARRY) && t.num >= -BigInt(CARRY)) this.addOver(Number(t.den), sign * Number(t.num));
     else this.addRestBig(Number(t.den), sign === 1 ? t.num : -t.num);
     return this;
   }
 
-  private addRest(den: number, x: number): void {
+  /** Adds x ÷ den, both safe integers, den not Q (a term's parts as numbers: no BigInt made on the way). */
+  addOver(den: number, x: number): void {
     const rest = (this.rest ??= new Map());
     const n = (rest.get(den) ?? 0) + x;
     if (n > CARRY || n < -CARRY) {
@@ -109,7 +110,7 @@ export class ExactSum {
   add(s: ExactSum, sign: 1 | -1 = 1): this {
     this.addNumber(sign * s.n);
     if (s.big !== 0n) this.big += sign === 1 ? s.big : -s.big;
-    if (s.rest) for (const [den, x] of s.rest) if (x !== 0) this.addRest(den, sign * x);
+    if (s.rest) for (const [den, x] of s.rest) if (x !== 0) this.addOver(den, sign * x);
     if (s.restBig) for (const [den, x] of s.restBig) this.addRestBig(den, sign === 1 ? x : -x);
     return this;
   }

@@ -93,7 +93,7 @@ export class MonthTable {
   private settle(): void {
     if (this.loose === undefined) return;
     for (const [den, cells] of this.loose) {
-      for (const [i, n] of cells) if (n !== 0) this.restOf(i).addTerm({ num: BigInt(n), den: BigInt(den), fast: NaN }, 1);
+      for (const [i, n] of cells) if (n !== 0) this.restOf(i).addOver(den, n);
     }
     this.loose = undefined;
   }
@@ -171,7 +171,7 @@ export class MonthTable {
     for (const [i, x] of other.big ?? []) this.restOf(this.cell(month(i), i % other.width)).addTerm({ num: x, den: Q, fast: NaN }, 1);
     for (const [i, sum] of other.rest ?? []) this.restOf(this.cell(month(i), i % other.width)).add(ExactSum.from(sum));
     for (const [den, cells] of other.loose ?? []) {
-      for (const [i, n] of cells) this.restOf(this.cell(month(i), i % other.width)).addTerm({ num: BigInt(n), den: BigInt(den), fast: NaN }, 1);
+      for (const [i, n] of cells) this.restOf(this.cell(month(i), i % other.width)).addOver(den, n);
     }
   }
 
