@@ -438,6 +438,15 @@ export class MetricsBook {
     });
   }
 
+  /** Folds every table's loose parts into its sums before the documents read them (MonthTable.settle), with `check` meanwhile. */
+  settle(check: () => void): void {
+    for (const cur of this.currencies.values()) {
+      cur.months.settle(check);
+      for (const row of cur.cohorts.values()) row.settle(check);
+      check();
+    }
+  }
+
   /** Each currency's series bounds, ordered by currency. */
   bounds(): SeriesBounds[] {
     return this.series().map((c) => ({ currency: c.currency, first: c.first, last: c.last }));

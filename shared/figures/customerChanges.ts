@@ -200,6 +200,7 @@ export function monthlyFigures(book: MetricsBook, lines: CustomerLinesWriter, ch
   // The lines first: streamed, their COPY ends now, and the build indexes them while the documents are made.
   const customers = lines.done();
   checkRoom();
+  book.settle(checkRoom);
   const monthly = book.monthly().map(({ month, currency, ...rest }) => ({ month, currency, figures: JSON.stringify(rest) }));
   checkRoom();
   const cohortsOf = new Map<string, string[]>();
