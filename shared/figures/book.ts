@@ -79,6 +79,12 @@ const EVENT_KEY = 67_108_864;
 const SMALL_EVENT_BITS = 15;
 const SMALL_EVENTS = (1 << SMALL_EVENT_BITS) - 1;
 const SMALL_MONTHS = 1 << 16;
+/**
+ * Events are counted into their months (eventOrder) when they span at most this many months more
+ * than there are events (most customers: a key's sort() took a view and a copy of the scratch array
+ * each time, and insertion moved events about); else their keys are sorted.
+ */
+const COUNTED_MONTHS = 256;
 
 /** One month of a currency, as the metrics document shows it. */
 export type MonthFigures = {
@@ -179,6 +185,7 @@ export class MetricsBook {
   private keys = new Float64Array(64);
   private smallKeys = new Int32Array(64);
   private order = new Int32Array(64);
+  private counts = new Int32Array(256);
   private slowTerms = new Uint8Array(64);
   private readonly terms: Term[] = [];
   /** [month, contract (~contract when it stops)] pairs, flattened. Arrays kept whole: a JS array's length set to 0 lets its elements go. */
@@ -315,7 +322,30 @@ export class MetricsBook {
       this.smallKeys = new Int32Array(this.order.length);
     }
     const order = this.order;
-    if (n <= SMALL_EVENTS && last - first < SMALL_MONTHS) {
+    const months = last - first + 1;
+    if (months <= COUNTED_MONTHS + n) {
+      // A counting sort by month: events of a month in their numbers' order, as the keys sort.
+      if (this.counts.length < months) this.counts = new Int32Array(Math.max(months, 2 * this.counts.length));
+      const counts = this.counts;
+      counts.fill(0, 0, months);
+      for (let e = 0; e < n; e++) {
+        const m = events[2 * e]! - first;
+        counts[m] = counts[m]! + 1;
+      }
+      for (let m = 0, at = 0; m < months; m++) {
+        const count = counts[m]!;
+        counts[m] = at;
+        at += count;
+      }
+      for (let e = 0; e < n; e++) {
+        const m = events[2 * e]! - first;
+        const at = counts[m]!;
+        counts[m] = at + 1;
+        order[at] = e;
+      }
+      return order;
+    }
+    if (n <= SMALL_EVENTS && months <= SMALL_MONTHS) {
       const keys = this.smallKeys;
       for (let e = 0; e < n; e++) keys[e] = ((events[2 * e]! - first) << SMALL_EVENT_BITS) | e;
       if (n <= INSERTION_SORTED) insertionSort(keys, n);

@@ -93,9 +93,13 @@ export class PartitionWalk {
       currencies.length = 0;
       for (let i = from; i < to; i++) {
         const currency = ints[order[i]! * INTS + 1]!;
-        if (!currencies.includes(currency)) currencies.push(currency);
+        if (currencies.includes(currency)) continue;
+        // Into its place: sort() took a copy of the list for each customer of two currencies or more.
+        let j = currencies.length;
+        currencies.push(currency);
+        for (; j > 0 && currencies[j - 1]! > currency; j--) currencies[j] = currencies[j - 1]!;
+        currencies[j] = currency;
       }
-      if (currencies.length > 1) currencies.sort((a, b) => a - b);
       for (const currency of currencies) {
         group.customer = ints[order[from]! * INTS]!;
         group.currency = currency;
