@@ -1,6 +1,7 @@
 // Superseded versions past VERSION_RETENTION_DAYS: their rows and exports are purged, their
 // records stay; the active version is never touched, and a purge cut short by a killed worker is
 // finished by the next one.
+import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { queues } from '../shared/platform/queue.ts';
 import { sendJobNow } from './support/jobs.ts';
@@ -56,25 +57,61 @@ describe('retention of superseded versions', () => {
     }
   });
 
+  const customersOf = async (versionId: string) => Number((await svc.db.query('SELECT count(*) FROM version_customers WHERE version_id = $1', [versionId])).rows[0].count);
+
+  /** A new dataset's first version superseded by a second, past its retention, its rows gone and its customers still there; `marks` sets its purge's marks. */
+  async function cutShort(marks: string) {
+    const { key } = await svc.tenant();
+    const ds = await newDataset(svc, key);
+    const [old, active] = [await postCsv(svc, key, ds, ONE), await postCsv(svc, key, ds, TWO)];
+    expect([old.status, active.status]).to.deep.equal([201, 201]);
+    expect(await customersOf(old.json.id)).to.equal(1);
+    await svc.db.query('DELETE FROM contract_rows WHERE version_id = $1', [old.json.id]);
+    await svc.db.query(`UPDATE versions SET superseded_at = now() - interval '31 days', ${marks} WHERE id = $1`, [old.json.id]);
+    return { key, ds, old, active };
+  }
+
   it('when a purge was cut short after the version\'s rows were marked purged, then the next run deletes its customers and changes all the same, and marks its purge finished', async function () {
     this.timeout(60_000);
     const w = await worker();
-    const { key } = await svc.tenant();
-    const ds = await newDataset(svc, key);
     try {
-      const [old, active] = [await postCsv(svc, key, ds, ONE), await postCsv(svc, key, ds, TWO)];
-      expect([old.status, active.status]).to.deep.equal([201, 201]);
-      const customersOf = async (versionId: string) => Number((await svc.db.query('SELECT count(*) FROM version_customers WHERE version_id = $1', [versionId])).rows[0].count);
-      expect(await customersOf(old.json.id)).to.equal(1);
       // As a worker killed right after the mark leaves it: rows gone, marked, its customers still there.
-      await svc.db.query('DELETE FROM contract_rows WHERE version_id = $1', [old.json.id]);
-      await svc.db.query(`UPDATE versions SET superseded_at = now() - interval '31 days', rows_purged_at = now() WHERE id = $1`, [old.json.id]);
+      const { key, ds, old, active } = await cutShort('rows_purged_at = now()');
 
       await purgeNow();
       const finished = await eventually(() => svc.db.query('SELECT purge_finished_at FROM versions WHERE id = $1', [old.json.id]), (r) => r.rows[0].purge_finished_at !== null, { timeoutMs: 20_000 });
       expect(finished.rows[0].purge_finished_at).not.to.equal(null);
       expect(await customersOf(old.json.id)).to.equal(0);
       expect(await customersOf(active.json.id)).to.equal(2);
+      expect((await svc.request(`/v1/datasets/${ds}/customers?month=2026-06`, { key })).json.data).to.have.length(2);
+    } finally {
+      w.child.kill('SIGTERM');
+      await w.exited;
+    }
+  });
+
+  it('when a purge taken as finished by sql/030 had left its customers, then sql/033 takes it again and the next run deletes them', async function () {
+    this.timeout(60_000);
+    const w = await worker();
+    try {
+      // As sql/030 left a purge cut short before it: rows gone, marked, taken as finished, its customers still there.
+      const { key, ds, old } = await cutShort(`rows_purged_at = now() - interval '1 day', purge_finished_at = now() - interval '1 day'`);
+      // A purge finished since (its mark after its rows'), with customers of its own made up: left alone.
+      const [finished] = [await postCsv(svc, key, ds, ONE)];
+      await postCsv(svc, key, ds, TWO);
+      await svc.db.query(`UPDATE versions SET rows_purged_at = now() - interval '2 days', purge_finished_at = now() - interval '1 day' WHERE id = $1`, [finished.json.id]);
+      const stateOf = async (versionId: string) => (await svc.db.query('SELECT purge_finished_at IS NOT NULL AS finished FROM versions WHERE id = $1', [versionId])).rows[0].finished;
+
+      await purgeNow();
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(await customersOf(old.json.id)).to.equal(1); // taken as finished: never taken again
+
+      await svc.db.query(readFileSync(new URL('../sql/033_purges_taken_again.sql', import.meta.url), 'utf8'));
+      expect([await stateOf(old.json.id), await stateOf(finished.json.id)]).to.deep.equal([false, true]);
+      await purgeNow();
+      await eventually(() => stateOf(old.json.id), (done) => done === true, { timeoutMs: 20_000 });
+      expect(await customersOf(old.json.id)).to.equal(0);
+      expect(await customersOf(finished.json.id)).to.equal(1);
       expect((await svc.request(`/v1/datasets/${ds}/customers?month=2026-06`, { key })).json.data).to.have.length(2);
     } finally {
       w.child.kill('SIGTERM');
