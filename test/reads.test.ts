@@ -370,7 +370,8 @@ describe('metrics and catalog', () => {
         const apart = await newDataset(local, tenant.key);
         const third = await postCsv(local, tenant.key, apart, csv, { wait: 0 });
         // Its book walked by the tally thread and the build's own thread, partitions given as they are wanted (bookShare.ts).
-        const apartBuild = await buildNow(local, third.json.id, { tallyFeed: (limits) => thread.feed(limits), customersApartRows: 20_000, bookShareRows: 20_000 });
+        // Its customers looked up by month and movement by index (as a table of LOOKUP_INDEX_ROWS or more is); the next one's found by a scan.
+        const apartBuild = await buildNow(local, third.json.id, { tallyFeed: (limits) => thread.feed(limits), customersApartRows: 20_000, bookShareRows: 20_000, lookupIndexRows: 1 });
         expect(apartBuild).to.include({ outcome: 'active', customersStreamed: true, customersApart: true });
         expect(apartBuild.bookShared).to.be.within(3, 63);
         // Counted in the build's thread (a file smaller than TALLY_THREAD_BYTES): held, then to a table of its own all the same.
@@ -379,6 +380,10 @@ describe('metrics and catalog', () => {
         expect(await buildNow(local, fourth.json.id, { customersApartRows: 20_000 })).to.include({ outcome: 'active', readsIn: 'node', customersStreamed: false, customersApart: true });
         const count = async (versionId: string, table = 'version_customers') => Number((await local.db.query(`SELECT count(*) AS n FROM ${table} WHERE version_id = $1`, [versionId])).rows[0].n);
         expect(await count(first.json.id)).to.equal(await count(second.json.id)).and.be.above(1000);
+        const indexesOf = async (own: string) =>
+          (await local.db.query<{ def: string }>(`SELECT regexp_replace(indexdef, '^.* USING ', '') AS def FROM pg_indexes WHERE schemaname = 'version_customers_apart' AND tablename = $1 ORDER BY 1`, [own])).rows.map((r) => r.def);
+        expect(await indexesOf(third.json.id)).to.deep.equal(['btree (currency, customer)', 'btree (first_month)', 'btree (last_month)', 'gin (moves)']);
+        expect(await indexesOf(fourth.json.id)).to.deep.equal(['btree (currency, customer)']);
         for (const own of [third.json.id, fourth.json.id]) {
           expect([await count(own), await count(own, `version_customers_apart."${own}"`)]).to.deep.equal([0, await count(second.json.id)]);
           // Analyzed before the commit, from a small sample of the columns its reads are planned by.

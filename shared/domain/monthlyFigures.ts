@@ -66,16 +66,29 @@ const PLANNED_BY = ['version_id', 'currency', 'customer', 'first_month', 'last_m
 const OWN_TABLE_STATISTICS = 10;
 
 /**
- * Indexes and analyzes a version's own table of customers once it is full, and records that it has one. The
- * indexes of version_customers (sql/016, 024, 028) without its leading version_id, which is the
- * same in every row here (each comparison of a sort would compare it first).
+ * Rows of its own table of customers from which a version's customers of a month (near either end
+ * of its series) or of one movement are looked up by index (sql/024, 028) rather than found by a
+ * scan of them all. Below it the scan is cheap and the indexes are not: at 107,000 rows (a
+ * realistic 1M-row file) the slowest read of a page scanned took 20 ms (5-22 with the indexes,
+ * EXPLAIN ANALYZE on PostgreSQL 15), and the indexes cost the build 0.28 s of PostgreSQL's CPU
+ * while the tally thread makes its documents. A scan grows with the rows: 200,000 keep it near 40 ms.
  */
-export async function indexCustomersApart(client: Client, versionId: string): Promise<void> {
+export const LOOKUP_INDEX_ROWS = 200_000;
+
+/**
+ * Indexes and analyzes a version's own table of `rows` customers' rows once it is full, and records
+ * that it has one. The indexes of version_customers (sql/016, 024, 028) without its leading
+ * version_id, which is the same in every row here (each comparison of a sort would compare it
+ * first); those that look customers up by month or movement from `lookupIndexRows` rows.
+ */
+export async function indexCustomersApart(client: Client, versionId: string, rows: number, lookupIndexRows = LOOKUP_INDEX_ROWS): Promise<void> {
   const table = customersTableName(versionId, true);
   await client.query(`ALTER TABLE ${table} ADD PRIMARY KEY (currency, customer)`);
-  await client.query(`CREATE INDEX ON ${table} (first_month)`);
-  await client.query(`CREATE INDEX ON ${table} (last_month)`);
-  await client.query(`CREATE INDEX ON ${table} USING gin (moves)`);
+  if (rows >= lookupIndexRows) {
+    await client.query(`CREATE INDEX ON ${table} (first_month)`);
+    await client.query(`CREATE INDEX ON ${table} (last_month)`);
+    await client.query(`CREATE INDEX ON ${table} USING gin (moves)`);
+  }
   // Its statistics, before the version's first read (after the commit, a read could come first and
   // be planned without them). Of the columns its reads are planned by: the moves' arrays took most
   // of the time (300k rows: 60 ms, 18 without); without version_id's, each row was taken for one in
@@ -93,7 +106,12 @@ export async function indexCustomersApart(client: Client, versionId: string): Pr
  * now go to a table of the version's own with `apart` (as streamed ones do, tallyResult in
  * worker/jobs/versionBuild.ts), else to the shared one. Answers whether they went to one of its own.
  */
-export async function storeMonthlyFigures(client: Client, versionId: string, figures: MonthlyFigures, options: { apart?: boolean } = {}): Promise<boolean> {
+export async function storeMonthlyFigures(
+  client: Client,
+  versionId: string,
+  figures: MonthlyFigures,
+  options: { apart?: boolean; lookupIndexRows?: number | undefined } = {},
+): Promise<boolean> {
   // One statement, one round trip (a small build's figures were seven: 10-row files, 2-3 ms of a
   // 30 ms build). Each currency's series with its months, one JSON array from its first month to
   // its last (sql/032), each month's figures in it as they were made; all of them one JSON document
@@ -128,8 +146,9 @@ export async function storeMonthlyFigures(client: Client, versionId: string, fig
     // Stored already, as the book made them (tallyResult in worker/jobs/versionBuild.ts).
   } else if (lines.bytes === 0) discardCustomerLines(lines);
   else if (options.apart) {
-    await pipeline(readCustomerLines(lines), client.query(copyCustomersIn(await createCustomersApart(client, versionId))));
-    await indexCustomersApart(client, versionId);
+    const copy = client.query(copyCustomersIn(await createCustomersApart(client, versionId)));
+    await pipeline(readCustomerLines(lines), copy);
+    await indexCustomersApart(client, versionId, copy.rowCount, options.lookupIndexRows);
     apart = true;
   } else await pipeline(readCustomerLines(lines), client.query(copyCustomersIn()));
   return apart;
@@ -383,7 +402,8 @@ export async function readCustomerMonths(
   // In one round trip: the currencies whose series hold the month (found first: joined, their few
   // rows were taken to filter most customers out, and PostgreSQL sorted tens of thousands where a
   // page was wanted); the version's customers; and those the month holds (with a movement, those
-  // of that movement: their index finds them, sql/028). Few of them (near either end of the
+  // of that movement: their index finds them, sql/028, in a table of its own from LOOKUP_INDEX_ROWS
+  // rows; a scan, below). Few of them (near either end of the
   // series, or of one movement): all are taken from the month's or the movements' indexes and
   // sorted. Else the version's customers are walked in order until a page is found, which reads
   // about SCAN_ROWS × customers ÷ held rows: so they are taken apart when fewer than

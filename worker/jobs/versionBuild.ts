@@ -72,6 +72,8 @@ export type BuildOptions = {
   customersApartRows?: number;
   /** Rows from which the build's own thread helps walk the book, when its customers have a table of their own (BOOK_SHARE_ROWS); never if not given. */
   bookShareRows?: number;
+  /** Customers' rows of a table of their own from which they are looked up by month and movement by index (LOOKUP_INDEX_ROWS by default). */
+  lookupIndexRows?: number;
 };
 
 /** Builds the version unless it is already finished (a retry after a commit). */
@@ -174,7 +176,7 @@ async function build(pool: Pool, blobs: BlobStore, views: Views, version: Builda
     } else {
       const apart = seen.rows >= (options.customersApartRows ?? Infinity);
       const share = apart && seen.rows >= (options.bookShareRows ?? Infinity);
-      const figures = tallied.complete ? await tallyResult(client, tally, distinctContractIds, versionId, apart, share) : undefined;
+      const figures = tallied.complete ? await tallyResult(client, tally, distinctContractIds, versionId, { apart, share, lookupIndexRows: options.lookupIndexRows }) : undefined;
       // Stopped while the customers' rows were being written (their COPY cancelled): not a reason
       // to compute the figures in SQL, and build on without the job.
       signal.throwIfAborted();
@@ -190,7 +192,7 @@ async function build(pool: Pool, blobs: BlobStore, views: Views, version: Builda
         phase.end('readsMs');
         // Customers' rows the tally counted go to a table of the version's own from CUSTOMERS_APART_ROWS: streamed there
         // (tallyResult), or held and stored there now. Those computed in SQL go to the shared table.
-        const storedApart = await storeMonthlyFigures(client, versionId, figures?.figures ?? (await computeMonthlyFigures(client, versionId)), { apart: apart && readsInNode });
+        const storedApart = await storeMonthlyFigures(client, versionId, figures?.figures ?? (await computeMonthlyFigures(client, versionId)), { apart: apart && readsInNode, lookupIndexRows: options.lookupIndexRows });
         customersApart = (customersStreamed && apart) || storedApart;
         phase.end('figuresMs');
         warnings = versionWarnings(columns, reads);
@@ -252,9 +254,15 @@ async function build(pool: Pool, blobs: BlobStore, views: Views, version: Builda
  * it (realistic 10M rows: the book and that COPY took 21 and 17 s one after the other). If the
  * figures cannot be had after all (the thread ended, the COPY failed), what was written goes, back
  * to the savepoint, and the build computes them in SQL. `apart`: into a table of the version's own,
- * indexed once full (sql/029). `share`: the build's own thread helps walk the book.
+ * indexed once full (sql/029; by month and movement from `lookupIndexRows`). `share`: the build's own thread helps walk the book.
  */
-async function tallyResult(client: Client, tally: TallyFeed, distinctContractIds: number, versionId: string, apart: boolean, share: boolean): Promise<TallyResult | undefined> {
+async function tallyResult(
+  client: Client,
+  tally: TallyFeed,
+  distinctContractIds: number,
+  versionId: string,
+  { apart, share, lookupIndexRows }: { apart: boolean; share: boolean; lookupIndexRows: number | undefined },
+): Promise<TallyResult | undefined> {
   if (!tally.streamsLines) return tally.result(distinctContractIds, versionId);
   await client.query('SAVEPOINT customer_rows');
   const table = apart ? await createCustomersApart(client, versionId) : undefined;
@@ -263,7 +271,7 @@ async function tallyResult(client: Client, tally: TallyFeed, distinctContractIds
   const stored = finished(copy);
   // The feed ends the COPY with the last of the rows, before the book makes its documents: the
   // table of the version's own is indexed meanwhile (realistic 1M rows: 0.5 s of documents).
-  const indexed = stored.then(() => (apart ? indexCustomersApart(client, versionId) : undefined));
+  const indexed = stored.then(() => (apart ? indexCustomersApart(client, versionId, copy.rowCount, lookupIndexRows) : undefined));
   indexed.catch(() => {}); // awaited below, once the book is done
   // A large build's thread helps walk the book (shared/ingest/bookShare.ts): it has nothing else to do meanwhile.
   const result = await tally.result(distinctContractIds, versionId, copy, share);
