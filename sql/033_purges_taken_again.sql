@@ -6,5 +6,7 @@
 UPDATE versions v SET purge_finished_at = NULL
 WHERE v.rows_purged_at IS NOT NULL AND v.purge_finished_at = v.rows_purged_at
   AND (v.customers_apart
+       -- (a purge before 18df92a marked the table gone before it dropped it)
+       OR to_regclass(format('version_customers_apart.%I', v.id)) IS NOT NULL
        OR EXISTS (SELECT 1 FROM version_customers c WHERE c.version_id = v.id)
        OR EXISTS (SELECT 1 FROM version_changes x WHERE x.version_id = v.id OR x.since_version_id = v.id));

@@ -3,6 +3,7 @@
 // finished by the next one.
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
+import { versionsPastRetention } from '../shared/domain/versions.ts';
 import { queues } from '../shared/platform/queue.ts';
 import { sendJobNow } from './support/jobs.ts';
 import { contractsCsv } from './support/contracts.ts';
@@ -100,17 +101,25 @@ describe('retention of superseded versions', () => {
       const [finished] = [await postCsv(svc, key, ds, ONE)];
       await postCsv(svc, key, ds, TWO);
       await svc.db.query(`UPDATE versions SET rows_purged_at = now() - interval '2 days', purge_finished_at = now() - interval '1 day' WHERE id = $1`, [finished.json.id]);
+      // One whose table of its own was left without its mark (a purge cut short before 18df92a dropped the two together).
+      const { old: orphan } = await cutShort(`rows_purged_at = now() - interval '1 day', purge_finished_at = now() - interval '1 day'`);
+      const ownTable = `version_customers_apart."${orphan.json.id}"`;
+      await svc.db.query('DELETE FROM version_customers WHERE version_id = $1', [orphan.json.id]);
+      await svc.db.query(`CREATE TABLE ${ownTable} (LIKE version_customers)`);
       const stateOf = async (versionId: string) => (await svc.db.query('SELECT purge_finished_at IS NOT NULL AS finished FROM versions WHERE id = $1', [versionId])).rows[0].finished;
 
-      await purgeNow();
-      await new Promise((r) => setTimeout(r, 1000));
-      expect(await customersOf(old.json.id)).to.equal(1); // taken as finished: never taken again
+      const taken = async () => (await versionsPastRetention(svc.db, 30, 100)).map((v) => v.id);
+      const before = await taken();
+      expect(before).not.to.include(old.json.id); // taken as finished: never taken again
+      expect(before).not.to.include(orphan.json.id);
 
       await svc.db.query(readFileSync(new URL('../sql/033_purges_taken_again.sql', import.meta.url), 'utf8'));
       expect([await stateOf(old.json.id), await stateOf(finished.json.id)]).to.deep.equal([false, true]);
+      expect(await taken()).to.include.members([old.json.id, orphan.json.id]).and.not.to.include(finished.json.id);
       await purgeNow();
-      await eventually(() => stateOf(old.json.id), (done) => done === true, { timeoutMs: 20_000 });
+      await eventually(async () => [await stateOf(old.json.id), await stateOf(orphan.json.id)], (done) => done.every(Boolean), { timeoutMs: 20_000 });
       expect(await customersOf(old.json.id)).to.equal(0);
+      expect((await svc.db.query('SELECT to_regclass($1) AS t', [ownTable])).rows[0].t).to.equal(null);
       expect(await customersOf(finished.json.id)).to.equal(1);
       expect((await svc.request(`/v1/datasets/${ds}/customers?month=2026-06`, { key })).json.data).to.have.length(2);
     } finally {

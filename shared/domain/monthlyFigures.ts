@@ -69,8 +69,9 @@ const OWN_TABLE_STATISTICS = 10;
  * Rows of its own table of customers from which a version's customers of a month (near either end
  * of its series) or of one movement are looked up by index (sql/024, 028) rather than found by a
  * scan of them all. Below it the scan is cheap and the indexes are not: at 107,000 rows (a
- * realistic 1M-row file) the slowest read of a page scanned took 20 ms (5-22 with the indexes,
- * EXPLAIN ANALYZE on PostgreSQL 15), and the indexes cost the build 0.28 s of PostgreSQL's CPU
+ * realistic 1M-row file) the slowest query of a page's scanned took 20 ms (5-22 with the indexes,
+ * EXPLAIN ANALYZE on PostgreSQL 15; through the API, p99 under 30 ms: npm run bench -- figures),
+ * and the indexes cost the build 0.28 s of PostgreSQL's CPU
  * while the tally thread makes its documents. A scan grows with the rows: 200,000 keep it near 40 ms.
  */
 export const LOOKUP_INDEX_ROWS = 200_000;
@@ -402,10 +403,9 @@ export async function readCustomerMonths(
   // In one round trip: the currencies whose series hold the month (found first: joined, their few
   // rows were taken to filter most customers out, and PostgreSQL sorted tens of thousands where a
   // page was wanted); the version's customers; and those the month holds (with a movement, those
-  // of that movement: their index finds them, sql/028, in a table of its own from LOOKUP_INDEX_ROWS
-  // rows; a scan, below). Few of them (near either end of the
-  // series, or of one movement): all are taken from the month's or the movements' indexes and
-  // sorted. Else the version's customers are walked in order until a page is found, which reads
+  // of that movement: their index finds them, sql/028). Few of them (near either end of the
+  // series, or of one movement): all are taken from the month's or the movements' indexes (in a
+  // table of its own, from LOOKUP_INDEX_ROWS rows; below, by a scan of them all) and sorted. Else the version's customers are walked in order until a page is found, which reads
   // about SCAN_ROWS × customers ÷ held rows: so they are taken apart when fewer than
   // √(SCAN_ROWS × customers) (10M rows: the last month 179 -> 10 ms).
   const { rows: shape } = await db.query<{ covering: string[]; customers: number | null; held: number | null; apart: boolean | null }>(
@@ -429,7 +429,7 @@ export async function readCustomerMonths(
   let after = query.after;
   for (;;) {
     const { rows } = await db.query<{ currency: string; customer: string; first_month: number; changes: Buffer }>(
-      // OFFSET 0: planned whole, apart from the order and the page, so that the month indexes find them.
+      // OFFSET 0: planned whole, apart from the order and the page, so that the month indexes find them (where there are some).
       `${apart ? `SELECT * FROM (${matching} OFFSET 0) c` : matching} ORDER BY c.currency, c.customer LIMIT ${SCAN_ROWS}`,
       [versionId, query.currency ?? null, month, after?.currency ?? null, after?.customer ?? null, movedThen, covering],
     );

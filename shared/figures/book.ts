@@ -311,9 +311,10 @@ export class MetricsBook {
 
   /**
    * The customer's `n` events (in this.events, their months from `first` to `last`) in month
-   * order, as their numbers (in a scratch array kept for the next customer). Each event's month and
-   * number go in one key that sorts as a number: 32-bit (month from the first × 2^15 + event) for
-   * all but the rare customer of more events or months, whose keys are doubles (month × 2^26 + event).
+   * order, each month's in their numbers' order, as their numbers (in a scratch array kept for the
+   * next customer). Most customers' are counted into their months (COUNTED_MONTHS); the events of
+   * one spanning more months go in keys that sort as numbers: 32-bit (month from the first × 2^15 +
+   * event) for all but the rare customer of more events or months, doubles (month × 2^26 + event).
    */
   private eventOrder(n: number, first: number, last: number): Int32Array {
     const events = this.events;

@@ -92,7 +92,7 @@ export class ExactSum {
     return this;
   }
 
-  /** Adds x ÷ den, both safe integers, den not Q (a term's parts as numbers: no BigInt made on the way). */
+  /** Adds x ÷ den: den a safe integer other than Q, |x| ≤ 2^52 (a term's parts as numbers: no BigInt made on the way). */
   addOver(den: number, x: number): void {
     const rest = (this.rest ??= new Map());
     const n = (rest.get(den) ?? 0) + x;

@@ -7,7 +7,7 @@ import { ExactSum, Q, type Term } from './exact.ts';
 
 /** Past this, a cell's Number part is carried into its BigInt part (two such still add exactly). */
 const CARRY = 2 ** 52;
-/** Loose parts are kept for denominators and cells below these (small integers: V8 hashes them without a heap number). */
+/** Loose parts are kept for denominators and cells below these (each fits a slot of an Int32Array, LooseSums). */
 const CELLS = 2 ** 30;
 const LOOSE_DENOMINATORS = 2 ** 30;
 
@@ -22,11 +22,14 @@ export type SharedMonthTable = {
   loose: SharedLooseSums | undefined;
 };
 
-/** About what a shared table takes in a heap once it has come across: its cells, and its sums' map entries and objects (bounded above). */
+/**
+ * About what a shared table takes in a heap once it has come across and is merged: its cells, and
+ * its sums' map entries and objects, a loose part's too (merge makes each one a sum's entry), bounded above.
+ */
 export function sharedTableBytes(t: SharedMonthTable): number {
-  const entries = (t.big?.size ?? 0) + (t.rest?.size ?? 0);
-  const loose = t.loose ? t.loose.dens.byteLength + t.loose.cells.byteLength + t.loose.values.byteLength : 0;
-  return 256 + t.cells.byteLength + loose + 160 * entries;
+  let entries = (t.big?.size ?? 0) + (t.rest?.size ?? 0);
+  if (t.loose) LooseSums.forEach(t.loose, () => entries++);
+  return 256 + t.cells.byteLength + 160 * entries;
 }
 
 /**
