@@ -7,7 +7,7 @@ import { type Pool, withTransaction } from '../platform/db.ts';
 import { deleteRowsOfVersion } from './contractRows.ts';
 import { deleteDatasetRecord, isDeleted } from './datasets.ts';
 import { deleteExportsOfDataset, exportFilesOfDataset } from './exports.ts';
-import { deleteCustomerChanges } from './monthlyFigures.ts';
+import { deleteCustomerChanges } from './customerTables.ts';
 import { deleteUploadsOfDataset } from './uploads.ts';
 import { claimBuild, deleteVersionsOfDataset, versionsOfDataset } from './versions.ts';
 

@@ -16,7 +16,8 @@ import type { Tenant } from './datasets.ts';
 import { ratesInForce } from './exchangeRates.ts';
 import { convertApart, convertCohortsApart } from './fxBasisMaker.ts';
 import { keptAnswer } from './fxAnswers.ts';
-import { customersTableOf, seriesMonth } from './monthlyFigures.ts';
+import { customersTableOf } from './customerTables.ts';
+import { seriesMonth } from './monthlyFigures.ts';
 
 /** A small cache that forgets the least recently used. */
 class Recent<T> {

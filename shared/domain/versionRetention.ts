@@ -13,7 +13,7 @@ import { isLockNotAvailable, type Pool } from '../platform/db.ts';
 import { deleteRowsOfVersion } from './contractRows.ts';
 import { deleteExportsOfVersion } from './exports.ts';
 import { fxBasisApart } from './fxBasisMaker.ts';
-import { deleteCustomerChanges } from './monthlyFigures.ts';
+import { deleteCustomerChanges } from './customerTables.ts';
 import { deleteChangesOfVersion } from './versionChanges.ts';
 import { markPurgeFinished, markRowsPurged, versionsPastRetention } from './versions.ts';
 

@@ -10,7 +10,7 @@ import { withTransaction, type Pool } from '../../shared/platform/db.ts';
 import type { Logger } from '../../shared/platform/log.ts';
 import { BUILD_RETRY_LIMIT, queues } from '../../shared/platform/queue.ts';
 import { convertsFigures } from '../../shared/domain/figuresBackfill.ts';
-import { analyzeSharedCustomersAfter } from '../../shared/domain/monthlyFigures.ts';
+import { analyzeSharedCustomersAfter } from '../../shared/domain/customerTables.ts';
 import type { UsageMeter } from '../../shared/tenancy/usage.ts';
 import { type Lane, turnOf, turnTaken } from '../../shared/domain/fairQueues.ts';
 import {

@@ -17,7 +17,8 @@ import { parseContracts } from '../../shared/ingest/parseContracts.ts';
 import { GuardedTally, limitsForFile, type TallyEnd, type TallyLimits, type TallyResult } from '../../shared/ingest/tally.ts';
 import { LocalTallyFeed, type TallyFeed } from '../../shared/ingest/tallyFeed.ts';
 import { computeReads, storeReads } from '../../shared/domain/metricsAndCatalog.ts';
-import { computeMonthlyFigures, copyCustomersIn, createCustomersApart, indexCustomersApart, storeMonthlyFigures } from '../../shared/domain/monthlyFigures.ts';
+import { copyCustomersIn, createCustomersApart, indexCustomersApart } from '../../shared/domain/customerTables.ts';
+import { computeMonthlyFigures, storeMonthlyFigures } from '../../shared/domain/monthlyFigures.ts';
 import { COPY_HEADER, discardCustomerLines } from '../../shared/figures/customerChanges.ts';
 import { type RecognisedColumns, type VersionWarning, versionWarnings } from '../../shared/contract/columns.ts';
 import {
