@@ -32,15 +32,46 @@ export const SHARE_STATE_BYTES = 8;
 const AHEAD = 2;
 /** Customers the helper walks between two turns of its thread's event loop (where the tally's rows are written). */
 const TURN_CUSTOMERS = 512;
-/** How many customers between two looks at the heap's room. */
+/**
+ * How many customers a walk takes between two looks at the heap's room (a look costs about a
+ * microsecond): few enough that customers of many months each cannot outgrow the room left between two.
+ */
 const ROOM_CHECK_CUSTOMERS = 64;
 
-/** One customer's contracts in a currency into the book, and its rows into the lines if its MRR changed; `terms` is scratch space (its terms kept for the next customer). */
-export function walkCustomer(book: MetricsBook, lines: CustomerLinesWriter, group: CustomerContracts, name: Uint8Array, terms: ContractTerm[]): void {
-  for (let i = 0; i < group.count; i++) contractTermInto((terms[i] ??= blankTerm()), group.startDays[i]!, group.endDays[i]!, group.cents[i]!);
-  const currency = currencyCode(group.currency);
-  const changes = book.walk(currency, terms, group.count);
-  if (changes.length > 0) lines.add(currency, name, changes);
+/**
+ * The walk of customers' contracts into a book, as the tally thread and its helper each make it:
+ * each customer's contracts in a currency into the book, and its rows into the lines if its MRR
+ * changed; `counted` is told each customer's currency number; the heap's room is looked at every
+ * ROOM_CHECK_CUSTOMERS customers (HeapNearLimit names `what` stopped).
+ */
+export class CustomerWalk {
+  /** Scratch terms, kept from one customer to the next. */
+  private readonly terms: ContractTerm[] = [];
+  private walked = 0;
+  private readonly book: MetricsBook;
+  private readonly lines: CustomerLinesWriter;
+  private readonly room: HeapRoom;
+  private readonly what: string;
+  private readonly counted: (currency: number) => void;
+
+  constructor(book: MetricsBook, lines: CustomerLinesWriter, room: HeapRoom, what: string, counted: (currency: number) => void) {
+    this.book = book;
+    this.lines = lines;
+    this.room = room;
+    this.what = what;
+    this.counted = counted;
+  }
+
+  /** One customer's contracts in a currency, its name as UTF-8 bytes. */
+  take(group: CustomerContracts, name: Uint8Array): void {
+    if (++this.walked % ROOM_CHECK_CUSTOMERS === 0) this.room.check(this.what);
+    this.counted(group.currency);
+    const terms = this.terms;
+    for (let i = 0; i < group.count; i++) contractTermInto((terms[i] ??= blankTerm()), group.startDays[i]!, group.endDays[i]!, group.cents[i]!);
+    const currency = currencyCode(group.currency);
+    const changes = this.book.walk(currency, terms, group.count);
+    if (changes.length > 0) this.lines.add(currency, name, changes);
+  }
 }
 
 /** The tally thread's side: gives partitions, then takes the helper's book. */
@@ -141,8 +172,9 @@ export class BookHelper {
     if (this.walking || this.stopped !== undefined) return;
     this.walking = true;
     try {
-      const terms: ContractTerm[] = [];
-      let walked = 0;
+      const customerWalk = new CustomerWalk(this.book, this.lines, this.room, "the build thread's share of the book", (currency) =>
+        this.customers.set(currency, (this.customers.get(currency) ?? 0) + 1),
+      );
       for (let part = this.queue.shift(); part !== undefined; part = this.queue.shift()) {
         const { index, nameStarts, nameBytes } = part;
         const nameOf = (customer: number) => {
@@ -150,11 +182,7 @@ export class BookHelper {
           return nameBytes.subarray(nameStarts[k]!, nameStarts[k + 1]!);
         };
         const partition = new PartitionWalk(part);
-        const take = (group: CustomerContracts) => {
-          if (++walked % ROOM_CHECK_CUSTOMERS === 0) this.room.check("the build thread's share of the book");
-          this.customers.set(group.currency, (this.customers.get(group.currency) ?? 0) + 1);
-          walkCustomer(this.book, this.lines, group, nameOf(group.customer), terms);
-        };
+        const take = (group: CustomerContracts) => customerWalk.take(group, nameOf(group.customer));
         while (!partition.walk(take, TURN_CUSTOMERS)) {
           await this.roomToWrite();
           await new Promise((resolve) => setImmediate(resolve));

@@ -13,11 +13,10 @@ import { formatDay } from '../figures/calendar.ts';
 import { currencyCode } from './currencies.ts';
 import { CENTS, CURRENCY, CUSTOMER_BYTES, END_DAY, PRODUCT_BYTES, ROW_FIELDS, START_DAY, type TallyBatch } from './tallyBatch.ts';
 import { ContractLog, type GatheredContracts, PARTITIONS } from './contractLog.ts';
-import { type BookShare, walkCustomer } from './bookShare.ts';
+import { type BookShare, CustomerWalk } from './bookShare.ts';
 import { byBytes, MetricsBook } from '../figures/book.ts';
 import { formatScaled } from '../figures/exact.ts';
 import { CustomerLinesWriter, type LinesSink, type MonthlyFigures, monthlyFigures } from '../figures/customerChanges.ts';
-import type { ContractTerm } from '../figures/definitions.ts';
 import { NameTable } from './nameTable.ts';
 import { freeNow, Reservation } from '../platform/typedArrays.ts';
 import { HashList, NumberSet } from './numberSet.ts';
@@ -127,12 +126,6 @@ export function limitsForFile(bytes: number | null, limits: TallyLimits = DEFAUL
   const rows = Math.ceil(bytes / 2) + 1;
   return limitsFor(rows, rows, bytes, limits);
 }
-
-/**
- * How many customers the book walks between two looks at the heap's room (a look costs about a
- * microsecond): few enough that customers of many months each cannot outgrow the room left between two.
- */
-const ROOM_CHECK_CUSTOMERS = 64;
 
 type CurrencyTally = {
   name: string;
@@ -435,8 +428,7 @@ export class Tally {
     // Streamed, the rows carry COPY's trailer, not its header: the build writes that first, as a helper's rows may come before these.
     const lines = new CustomerLinesWriter(versionId, this.limits.linesInMemory, sink, sink ? 'trailer' : 'whole');
     try {
-      const terms: ContractTerm[] = [];
-      let walked = 0;
+      const customerWalk = new CustomerWalk(book, lines, this.room, 'the tally', (currency) => this.currency(currency).customers++);
       const helper = share && {
         wants: () => share.wants(),
         give: (part: GatheredContracts) => {
@@ -444,11 +436,7 @@ export class Tally {
           share.give({ ...part, ...this.namesOf(part.index) });
         },
       };
-      this.contracts.forEachCustomer((group) => {
-        if (++walked % ROOM_CHECK_CUSTOMERS === 0) this.room.check('the tally');
-        this.currency(group.currency).customers++;
-        walkCustomer(book, lines, group, this.customers.bytesOf(group.customer), terms);
-      }, helper);
+      this.contracts.forEachCustomer((group) => customerWalk.take(group, this.customers.bytesOf(group.customer)), helper);
       if (share) {
         const helped = share.finish(this.room, 'the tally');
         book.merge(helped.book);
