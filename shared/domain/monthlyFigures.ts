@@ -17,7 +17,6 @@ import {
   BASIS_JSON_FORMAT,
   type BasisDoc,
   basisIsCurrent,
-  cellsJson,
   type ExactStep,
   type FxBasis,
   FxBasisBuilder,
