@@ -9,7 +9,7 @@ import { formatMonth } from './calendar.ts';
 import { type ContractTerm, MAX_MONTHS, type Movement, MOVEMENT_INDEX, MOVEMENTS } from './definitions.ts';
 import { CommonDenominator, ExactSum, type Fraction, lcm, money, Q, ratio, type Term } from './exact.ts';
 import { grown } from '../platform/typedArrays.ts';
-import { MonthTable, type SharedMonthTable, sharedTableBytes } from './monthTable.ts';
+import { type LooseCount, MonthTable, type SharedMonthTable, SUM_ENTRY_BYTES, sharedTableBytes } from './monthTable.ts';
 
 /**
  * A customer's MRR from `month` on, until their next change, and the movement that led to it:
@@ -142,14 +142,18 @@ const NO_MOVEMENTS: MonthFigures['movements'] = { ...(Object.fromEntries(MOVEMEN
 class CurrencyBook {
   first = Infinity;
   lastActive = -Infinity;
-  readonly months = new MonthTable(COLUMNS);
+  readonly months: MonthTable;
   /** cohort month → its table by month. */
   readonly cohorts = new Map<number, MonthTable>();
 
   readonly currency: string;
 
-  constructor(currency: string) {
+  private readonly looseCount: LooseCount;
+
+  constructor(currency: string, looseCount: LooseCount) {
     this.currency = currency;
+    this.looseCount = looseCount;
+    this.months = new MonthTable(COLUMNS, looseCount);
   }
 
   /** A denominator for every sum of the currency's months and cohorts: each is then made a fraction with a few multiplications. */
@@ -161,7 +165,7 @@ class CurrencyBook {
 
   cohortRow(cohort: number): MonthTable {
     let row = this.cohorts.get(cohort);
-    if (row === undefined) this.cohorts.set(cohort, (row = new MonthTable(2)));
+    if (row === undefined) this.cohorts.set(cohort, (row = new MonthTable(2, this.looseCount)));
     return row;
   }
 
@@ -181,6 +185,8 @@ export function sharedBookBytes(book: SharedBook): number {
 
 export class MetricsBook {
   private readonly currencies = new Map<string, CurrencyBook>();
+  /** The loose parts its tables took (MonthTable): the heap they take once settled is not yet taken. */
+  private readonly looseCount: LooseCount = { parts: 0 };
   /** Scratch space for a customer's terms and events (valid during one walk; the terms of the largest customer yet stay referenced): the events sorted, and which terms are summed apart. */
   private keys = new Float64Array(64);
   private smallKeys = new Int32Array(64);
@@ -194,7 +200,7 @@ export class MetricsBook {
 
   private currency(name: string): CurrencyBook {
     let c = this.currencies.get(name);
-    if (c === undefined) this.currencies.set(name, (c = new CurrencyBook(name)));
+    if (c === undefined) this.currencies.set(name, (c = new CurrencyBook(name, this.looseCount)));
     return c;
   }
 
@@ -469,6 +475,11 @@ export class MetricsBook {
     });
   }
 
+  /** About the heap its tables' loose parts will take once settled (a walk counts it with the heap's used size). */
+  get unsettledBytes(): number {
+    return SUM_ENTRY_BYTES * this.looseCount.parts;
+  }
+
   /** Folds every table's loose parts into its sums before the documents read them (MonthTable.settle), with `check` meanwhile. */
   settle(check: () => void): void {
     for (const cur of this.currencies.values()) {
@@ -476,6 +487,7 @@ export class MetricsBook {
       for (const row of cur.cohorts.values()) row.settle(check);
       check();
     }
+    this.looseCount.parts = 0;
   }
 
   /** Each currency's series bounds, ordered by currency. */

@@ -29,7 +29,7 @@ export type SharedMonthTable = {
 export function sharedTableBytes(t: SharedMonthTable): number {
   let entries = (t.big?.size ?? 0) + (t.rest?.size ?? 0);
   if (t.loose) LooseSums.forEach(t.loose, () => entries++);
-  return 256 + t.cells.byteLength + 160 * entries;
+  return 256 + t.cells.byteLength + SUM_ENTRY_BYTES * entries;
 }
 
 /**
@@ -43,8 +43,11 @@ class LooseSums {
   cells: Int32Array;
   values: Float64Array;
   private used = 0;
+  /** Counts the parts taken, for their book (LooseCount). */
+  private readonly count: LooseCount | undefined;
 
-  constructor(slots = 16) {
+  constructor(count?: LooseCount, slots = 16) {
+    this.count = count;
     this.dens = new Int32Array(slots);
     this.cells = new Int32Array(slots);
     this.values = new Float64Array(slots);
@@ -63,10 +66,7 @@ class LooseSums {
 
   private slotOf(den: number, cell: number): number {
     const mask = this.dens.length - 1;
-    // Denominators are multiples of 16: mixed so that their bits reach the low ones.
-    let h = Math.imul(den, 0x9e3779b1) ^ cell;
-    h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d);
-    let slot = (h ^ (h >>> 12)) & mask;
+    let slot = LooseSums.hash(den, cell) & mask;
     for (;;) {
       const d = this.dens[slot]!;
       if (d === 0) break;
@@ -78,18 +78,34 @@ class LooseSums {
       return this.slotOf(den, cell);
     }
     this.used++;
+    if (this.count) this.count.parts++;
     this.dens[slot] = den;
     this.cells[slot] = cell;
     return slot;
   }
 
   private grow(): void {
-    const { dens, cells, values } = this;
+    const { dens, cells, values, used } = this;
     this.dens = new Int32Array(2 * dens.length);
     this.cells = new Int32Array(2 * dens.length);
     this.values = new Float64Array(2 * dens.length);
-    this.used = 0;
-    for (let i = 0; i < dens.length; i++) if (dens[i] !== 0) this.values[this.slotOf(dens[i]!, cells[i]!)] = values[i]!;
+    const mask = this.dens.length - 1;
+    for (let i = 0; i < dens.length; i++) {
+      if (dens[i] === 0) continue;
+      let slot = LooseSums.hash(dens[i]!, cells[i]!) & mask;
+      while (this.dens[slot] !== 0) slot = (slot + 1) & mask;
+      this.dens[slot] = dens[i]!;
+      this.cells[slot] = cells[i]!;
+      this.values[slot] = values[i]!;
+    }
+    this.used = used;
+  }
+
+  /** Denominators are multiples of 16: mixed so that their bits reach the low ones. */
+  private static hash(den: number, cell: number): number {
+    let h = Math.imul(den, 0x9e3779b1) ^ cell;
+    h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d);
+    return h ^ (h >>> 12);
   }
 
   /** Calls each(den, cell, numerator) for every numerator that is not 0, and `check` every CHECK_EVERY slots. */
@@ -103,6 +119,15 @@ class LooseSums {
 
 /** Slots between two looks at the heap's room while loose parts become sums (each may make an object or two). */
 const CHECK_EVERY = 4096;
+
+/**
+ * How many loose parts a book's tables took: each becomes a sum's entry in the heap when the
+ * tables are settled (about SUM_ENTRY_BYTES), which a walk's look at the heap's room counts ahead.
+ */
+export type LooseCount = { parts: number };
+
+/** About what a sum's entry takes in a heap, bounded above: an ExactSum, its map and their entries. */
+export const SUM_ENTRY_BYTES = 160;
 
 /** LooseSums as they cross to another thread (structured clone keeps the arrays). */
 type SharedLooseSums = { dens: Int32Array; cells: Int32Array; values: Float64Array };
@@ -121,8 +146,12 @@ export class MonthTable {
    */
   private loose: LooseSums | undefined;
 
-  constructor(width: number) {
+  private readonly looseCount: LooseCount | undefined;
+
+  /** `looseCount`: counts the loose parts it takes, for its book (the walk's look at the heap's room). */
+  constructor(width: number, looseCount?: LooseCount) {
     this.width = width;
+    this.looseCount = looseCount;
   }
 
   /** Adds x ÷ Q (a safe integer) to a cell. */
@@ -148,7 +177,7 @@ export class MonthTable {
     const den = Number(t.den);
     const num = sign * Number(t.num);
     if (den < LOOSE_DENOMINATORS && num <= CARRY && num >= -CARRY && i < CELLS) {
-      const loose = (this.loose ??= new LooseSums());
+      const loose = (this.loose ??= new LooseSums(this.looseCount));
       const n = loose.add(den, i, num);
       if (n <= CARRY && n >= -CARRY) return;
       loose.clear(den, i);

@@ -70,22 +70,22 @@ export class HeapRoom {
     return oldGenerationUsed() + bytes < most;
   }
 
-  /** Throws HeapNearLimit, naming `what` stopped, when nearLimit() says so. */
-  check(what: string): void {
-    if (this.nearLimit()) throw new HeapNearLimit(what, this);
+  /** Throws HeapNearLimit, naming `what` stopped, when nearLimit(ahead) says so. */
+  check(what: string, ahead = 0): void {
+    if (this.nearLimit(ahead)) throw new HeapNearLimit(what, this);
   }
 
   /**
    * Whether live objects take more than the share of the old generation's limit (0.8 by default):
    * false while its used size is below that; past it, the heap is collected first, and only what
-   * survives counts.
+   * survives counts. `ahead`: bytes the work will surely take in the heap later, counted as taken.
    */
-  nearLimit(): boolean {
+  nearLimit(ahead = 0): boolean {
     // The whole heap's used size (a cheap look) bounds the old generation's from above.
-    if (getHeapStatistics().used_heap_size < this.collectAt || oldGenerationUsed() < this.collectAt) return false;
+    if (getHeapStatistics().used_heap_size + ahead < this.collectAt || oldGenerationUsed() + ahead < this.collectAt) return false;
     collectGarbage();
     this.collections++;
-    const live = oldGenerationUsed();
+    const live = oldGenerationUsed() + ahead;
     if (live >= this.liveShare * this.limit) return true;
     this.collectAt = Math.min(Math.max(this.liveShare * this.limit, live + COLLECT_AGAIN_SHARE * this.limit), LAST_LOOK_SHARE * this.limit);
     return false;
