@@ -53,26 +53,28 @@ class LooseSums {
     this.values = new Float64Array(slots);
   }
 
-  /** Adds x to the numerator over den at cell; answers the slot's sum. */
+  /**
+   * Adds x to the numerator over den at cell; answers its sum. A sum past ±CARRY is taken out (the
+   * slot keeps 0) for the caller to carry into a BigInt.
+   */
   add(den: number, cell: number, x: number): number {
     const slot = this.slotOf(den, cell);
-    return (this.values[slot] = this.values[slot]! + x);
+    const n = this.values[slot]! + x;
+    this.values[slot] = n <= CARRY && n >= -CARRY ? n : 0;
+    return n;
   }
 
-  /** Sets the numerator over den at cell to 0 (its slot stays: the sums it held went elsewhere). */
-  clear(den: number, cell: number): void {
-    this.values[this.slotOf(den, cell)] = 0;
+  /** The slot holding (den, cell), or the empty one where it would go. */
+  private probe(den: number, cell: number): number {
+    const mask = this.dens.length - 1;
+    let slot = LooseSums.hash(den, cell) & mask;
+    for (let d = this.dens[slot]!; d !== 0 && (d !== den || this.cells[slot] !== cell); d = this.dens[slot]!) slot = (slot + 1) & mask;
+    return slot;
   }
 
   private slotOf(den: number, cell: number): number {
-    const mask = this.dens.length - 1;
-    let slot = LooseSums.hash(den, cell) & mask;
-    for (;;) {
-      const d = this.dens[slot]!;
-      if (d === 0) break;
-      if (d === den && this.cells[slot] === cell) return slot;
-      slot = (slot + 1) & mask;
-    }
+    const slot = this.probe(den, cell);
+    if (this.dens[slot] !== 0) return slot;
     if (2 * (this.used + 1) > this.dens.length) {
       this.grow();
       return this.slotOf(den, cell);
@@ -89,11 +91,9 @@ class LooseSums {
     this.dens = new Int32Array(2 * dens.length);
     this.cells = new Int32Array(2 * dens.length);
     this.values = new Float64Array(2 * dens.length);
-    const mask = this.dens.length - 1;
     for (let i = 0; i < dens.length; i++) {
       if (dens[i] === 0) continue;
-      let slot = LooseSums.hash(dens[i]!, cells[i]!) & mask;
-      while (this.dens[slot] !== 0) slot = (slot + 1) & mask;
+      const slot = this.probe(dens[i]!, cells[i]!);
       this.dens[slot] = dens[i]!;
       this.cells[slot] = cells[i]!;
       this.values[slot] = values[i]!;
@@ -180,7 +180,6 @@ export class MonthTable {
       const loose = (this.loose ??= new LooseSums(this.looseCount));
       const n = loose.add(den, i, num);
       if (n <= CARRY && n >= -CARRY) return;
-      loose.clear(den, i);
       this.restOf(i).addTerm({ num: BigInt(n), den: t.den, fast: NaN }, 1);
       return;
     }
