@@ -75,10 +75,6 @@ export class Changes {
 }
 /** Events of one customer are numbered below this (2^26), inside the key that sorts them by month. */
 const EVENT_KEY = 67_108_864;
-/** A customer of fewer than 2^15 events over fewer than 2^16 months has 32-bit keys instead (eventOrder). */
-const SMALL_EVENT_BITS = 15;
-const SMALL_EVENTS = (1 << SMALL_EVENT_BITS) - 1;
-const SMALL_MONTHS = 1 << 16;
 /**
  * Events are counted into their months (eventOrder) when they span at most this many months more
  * than there are events (most customers: a key's sort() took a view and a copy of the scratch array
@@ -189,7 +185,6 @@ export class MetricsBook {
   private readonly looseCount: LooseCount = { parts: 0 };
   /** Scratch space for a customer's terms and events (valid during one walk; the terms of the largest customer yet stay referenced): the events sorted, and which terms are summed apart. */
   private keys = new Float64Array(64);
-  private smallKeys = new Int32Array(64);
   private order = new Int32Array(64);
   private counts = new Int32Array(256);
   private slowTerms = new Uint8Array(64);
@@ -319,15 +314,12 @@ export class MetricsBook {
    * The customer's `n` events (in this.events, their months from `first` to `last`) in month
    * order, each month's in their numbers' order, as their numbers (in a scratch array kept for the
    * next customer). Most customers' are counted into their months (COUNTED_MONTHS); the events of
-   * one spanning more months go in keys that sort as numbers: 32-bit (month from the first × 2^15 +
-   * event) for all but the rare customer of more events or months, doubles (month × 2^26 + event).
+   * the rare one whose months are many more than its events go in keys that sort as numbers
+   * (month × 2^26 + event).
    */
   private eventOrder(n: number, first: number, last: number): Int32Array {
     const events = this.events;
-    if (this.order.length < n) {
-      this.order = new Int32Array(Math.max(n, 2 * this.order.length));
-      this.smallKeys = new Int32Array(this.order.length);
-    }
+    if (this.order.length < n) this.order = new Int32Array(Math.max(n, 2 * this.order.length));
     const order = this.order;
     const months = last - first + 1;
     if (months <= COUNTED_MONTHS + n) {
@@ -350,14 +342,6 @@ export class MetricsBook {
         counts[m] = at + 1;
         order[at] = e;
       }
-      return order;
-    }
-    if (n <= SMALL_EVENTS && months <= SMALL_MONTHS) {
-      const keys = this.smallKeys;
-      for (let e = 0; e < n; e++) keys[e] = ((events[2 * e]! - first) << SMALL_EVENT_BITS) | e;
-      if (n <= INSERTION_SORTED) insertionSort(keys, n);
-      else keys.subarray(0, n).sort();
-      for (let i = 0; i < n; i++) order[i] = keys[i]! & SMALL_EVENTS;
       return order;
     }
     if (this.keys.length < n) this.keys = new Float64Array(Math.max(n, 2 * this.keys.length));
@@ -723,22 +707,6 @@ function exactChange(steps: Changes, i: number, terms: Term[]): void {
   }
   steps.mrr[i] = n;
   steps.den[i] = d;
-}
-
-/**
- * Up to this many keys (most customers' events), sorted in place: a typed array's sort() takes a
- * view of the scratch array (an object) and sorts a copy of it, for each customer.
- */
-const INSERTION_SORTED = 64;
-
-/** Sorts keys[0, n) ascending, in place. */
-function insertionSort(keys: Int32Array, n: number): void {
-  for (let i = 1; i < n; i++) {
-    const key = keys[i]!;
-    let j = i - 1;
-    for (; j >= 0 && keys[j]! > key; j--) keys[j + 1] = keys[j]!;
-    keys[j + 1] = key;
-  }
 }
 
 /** Byte order of UTF-8 text (PostgreSQL's C collation): code point order. */
