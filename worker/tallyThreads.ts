@@ -29,8 +29,6 @@ export const TALLY_THREAD_BYTES = 16 * 2 ** 20;
 const IDLE_MS = 30_000;
 /** Batches going round between the build thread and the tally thread. */
 const BATCHES = 3;
-/** The helper's chunks of rows (64 KiB) the COPY may have unwritten before the helper waits. */
-const HELPER_CHUNKS_AHEAD = 32;
 /** A batch goes once it holds this many rows: a message per 64 KiB of the file cost the build thread 0.3 s of 5 in posting alone. */
 const BATCH_ROWS = 8192;
 
@@ -232,21 +230,7 @@ class ThreadFeed implements TallyFeed {
   private help(lines: Writable, versionId: string): { port: MessagePort; state: SharedArrayBuffer } {
     const { port1, port2 } = new MessageChannel();
     const state = new SharedArrayBuffer(SHARE_STATE_BYTES);
-    let pending = 0;
-    let wake: (() => void) | undefined;
-    const write = (chunk: Buffer) => {
-      pending++;
-      lines.write(chunk, (error) => {
-        pending--;
-        if (error) this.stopLines();
-        wake?.();
-      });
-    };
-    const roomToWrite = async () => {
-      while (pending > HELPER_CHUNKS_AHEAD && this.lines !== undefined) await new Promise<void>((resolve) => (wake = resolve));
-      wake = undefined;
-    };
-    this.helper = new BookHelper(port2, state, versionId, write, roomToWrite);
+    this.helper = new BookHelper(port2, state, versionId, lines, () => this.stopLines());
     return { port: port1, state };
   }
 

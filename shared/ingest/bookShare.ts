@@ -6,6 +6,7 @@
 // it (sums add exactly) before it makes the documents. The two talk over a MessageChannel of
 // their own; the tally thread, whose walk is one synchronous call, reads the book off it with
 // receiveMessageOnPort, waiting on a SharedArrayBuffer.
+import type { Writable } from 'node:stream';
 import { type MessagePort, receiveMessageOnPort } from 'node:worker_threads';
 import { MetricsBook, type SharedBook, sharedBookBytes } from '../figures/book.ts';
 import { CustomerLinesWriter } from '../figures/customerChanges.ts';
@@ -28,6 +29,8 @@ const WALKED = 0;
 const ANSWERED = 1;
 export const SHARE_STATE_BYTES = 8;
 
+/** The helper's chunks of rows (64 KiB) the COPY may have unwritten before the helper waits. */
+const CHUNKS_AHEAD = 32;
 /** Partitions given and not yet walked: the helper has the next at hand (a 64th of the book each, 3.75 MiB at 10M rows). */
 const AHEAD = 2;
 /** Customers the helper walks between two turns of its thread's event loop (where the tally's rows are written). */
@@ -132,8 +135,9 @@ export class BookShare {
 
 /**
  * The build thread's side: walks each partition given, a few hundred customers between turns of
- * its event loop, writing its customers' rows with `write` (no COPY header nor trailer: the build
- * writes the one, the tally's own rows end with the other), then answers with its book.
+ * its event loop, writing its customers' rows into the COPY (no header nor trailer: the build
+ * writes the one, the tally's own rows end with the other) and waiting while it has CHUNKS_AHEAD
+ * unwritten, then answers with its book.
  */
 export class BookHelper {
   private readonly port: MessagePort;
@@ -146,14 +150,22 @@ export class BookHelper {
   private ended = false;
   private walking = false;
   private stopped: string | undefined;
+  /** Chunks of rows written to the COPY that it has not taken yet, and who waits for it to take some. */
+  private unwritten = 0;
+  private wake: (() => void) | undefined;
 
-  private readonly roomToWrite: () => Promise<void>;
-
-  /** `write`: a chunk of rows to the COPY; `roomToWrite`: resolves when the COPY can take more. */
-  constructor(port: MessagePort, state: SharedArrayBuffer, versionId: string, write: (chunk: Buffer) => void, roomToWrite: () => Promise<void>) {
+  /** `copy`: where the customers' rows go; `failed`: told when the COPY refuses a chunk. */
+  constructor(port: MessagePort, state: SharedArrayBuffer, versionId: string, copy: Writable, failed: () => void) {
     this.port = port;
-    this.roomToWrite = roomToWrite;
     this.state = new Int32Array(state);
+    const write = (chunk: Buffer) => {
+      this.unwritten++;
+      copy.write(chunk, (error) => {
+        this.unwritten--;
+        if (error) failed();
+        this.wake?.();
+      });
+    };
     this.lines = new CustomerLinesWriter(versionId, undefined, write, 'none');
     port.on('message', (message: ToHelper) => {
       if (message.type === 'partition') this.queue.push(message.part);
@@ -166,7 +178,14 @@ export class BookHelper {
   stop(why: string): void {
     if (this.stopped !== undefined) return;
     this.stopped = why;
+    this.wake?.();
     this.answer({ type: 'failed', why });
+  }
+
+  /** Resolves once the COPY has taken all but CHUNKS_AHEAD of the chunks written, or the helper stopped. */
+  private async roomToWrite(): Promise<void> {
+    while (this.unwritten > CHUNKS_AHEAD && this.stopped === undefined) await new Promise<void>((resolve) => (this.wake = resolve));
+    this.wake = undefined;
   }
 
   private async walk(): Promise<void> {
