@@ -2,13 +2,28 @@
 // or, for a large version, a table of its own in the schema version_customers_apart, made by its
 // build, indexed once full, and dropped by its purge. This file makes, indexes, names and drops
 // them; monthlyFigures.ts stores the figures and reads them.
-import { from as copyFrom } from 'pg-copy-streams';
+import { finished } from 'node:stream/promises';
+import { type CopyStreamQuery, from as copyFrom } from 'pg-copy-streams';
 import { type Client, type Pool, type Queryable, withTransaction } from '../platform/db.ts';
 import { markCustomersApart } from './versions.ts';
 
-/** The COPY of customers' rows as CustomerLinesWriter writes them (binary), inside the build's transaction: into `table` (customersTableName). */
-export const copyCustomersIn = (table = SHARED_CUSTOMERS) =>
-  copyFrom(`COPY ${table} (version_id, currency, customer, first_month, last_month, changes, moves) FROM STDIN (FORMAT binary)`);
+/**
+ * The COPY of a version's customers' rows as CustomerLinesWriter writes them (binary), inside the
+ * build's transaction: into a table of the version's own (`apart`: made now, indexed once the COPY
+ * ends) or into the shared one. `stored` resolves once they are in, and indexed; it rejects when
+ * the COPY fails or is destroyed (then roll back: a table of its own is made).
+ */
+export async function openCustomersCopy(
+  client: Client,
+  versionId: string,
+  { apart, lookupIndexRows }: { apart: boolean; lookupIndexRows?: number | undefined },
+): Promise<{ copy: CopyStreamQuery; stored: Promise<void> }> {
+  const table = apart ? await createCustomersApart(client, versionId) : SHARED_CUSTOMERS;
+  const copy = client.query(copyFrom(`COPY ${table} (version_id, currency, customer, first_month, last_month, changes, moves) FROM STDIN (FORMAT binary)`));
+  const stored = finished(copy).then(() => (apart ? indexCustomersApart(client, versionId, copy.rowCount, lookupIndexRows) : undefined));
+  stored.catch(() => {}); // whoever writes the rows awaits it
+  return { copy, stored };
+}
 
 /** Where small versions' customers are kept, all together. */
 const SHARED_CUSTOMERS = 'version_customers';
@@ -25,7 +40,7 @@ export async function customersTableOf(db: Queryable, versionId: string): Promis
 }
 
 /** Makes a version's own table of customers (sql/029), with no index yet, inside the build's transaction: COPY fills it, then indexCustomersApart. */
-export async function createCustomersApart(client: Client, versionId: string): Promise<string> {
+async function createCustomersApart(client: Client, versionId: string): Promise<string> {
   const table = customersTableName(versionId, true);
   await client.query(`CREATE TABLE ${table} (LIKE version_customers)`);
   return table;
@@ -52,7 +67,7 @@ export const LOOKUP_INDEX_ROWS = 200_000;
  * version_id, which is the same in every row here (each comparison of a sort would compare it
  * first); those that look customers up by month or movement from `lookupIndexRows` rows.
  */
-export async function indexCustomersApart(client: Client, versionId: string, rows: number, lookupIndexRows = LOOKUP_INDEX_ROWS): Promise<void> {
+async function indexCustomersApart(client: Client, versionId: string, rows: number, lookupIndexRows = LOOKUP_INDEX_ROWS): Promise<void> {
   const table = customersTableName(versionId, true);
   await client.query(`ALTER TABLE ${table} ADD PRIMARY KEY (currency, customer)`);
   if (rows >= lookupIndexRows) {

@@ -25,7 +25,7 @@ import {
   parseCells,
   unpackBasis,
 } from '../figures/fxBasis.ts';
-import { copyCustomersIn, createCustomersApart, customersTableName, customersTableOf, indexCustomersApart } from './customerTables.ts';
+import { customersTableName, customersTableOf, openCustomersCopy } from './customerTables.ts';
 import type { Tenant } from './datasets.ts';
 
 const COPY_ESCAPES: Record<string, string> = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\' };
@@ -80,12 +80,12 @@ export async function storeMonthlyFigures(
   if (lines.streamed) {
     // Stored already, as the book made them (tallyResult in worker/jobs/versionBuild.ts).
   } else if (lines.bytes === 0) discardCustomerLines(lines);
-  else if (options.apart) {
-    const copy = client.query(copyCustomersIn(await createCustomersApart(client, versionId)));
+  else {
+    const { copy, stored } = await openCustomersCopy(client, versionId, { apart: options.apart === true, lookupIndexRows: options.lookupIndexRows });
     await pipeline(readCustomerLines(lines), copy);
-    await indexCustomersApart(client, versionId, copy.rowCount, options.lookupIndexRows);
-    apart = true;
-  } else await pipeline(readCustomerLines(lines), client.query(copyCustomersIn()));
+    await stored;
+    apart = options.apart === true;
+  }
   return apart;
 }
 

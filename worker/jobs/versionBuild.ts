@@ -7,7 +7,6 @@
 // blob store; the job around it (worker/jobs/buildVersion.ts) stays in the worker's main thread.
 import type { BlobStore } from '../../shared/blobs/blobStore.ts';
 import { WriterBehind } from '../../shared/blobs/blobRecords.ts';
-import { finished } from 'node:stream/promises';
 import { cancelRunningStatement, type Client, type Pool, withTransaction } from '../../shared/platform/db.ts';
 import { copyRowsIn } from '../../shared/domain/contractRows.ts';
 import { ErrorSpill, rejectedRowCount } from '../../shared/domain/versionErrors.ts';
@@ -17,7 +16,7 @@ import { parseContracts } from '../../shared/ingest/parseContracts.ts';
 import { GuardedTally, limitsForFile, type TallyEnd, type TallyLimits, type TallyResult } from '../../shared/ingest/tally.ts';
 import { LocalTallyFeed, type TallyFeed } from '../../shared/ingest/tallyFeed.ts';
 import { computeReads, storeReads } from '../../shared/domain/metricsAndCatalog.ts';
-import { copyCustomersIn, createCustomersApart, indexCustomersApart } from '../../shared/domain/customerTables.ts';
+import { openCustomersCopy } from '../../shared/domain/customerTables.ts';
 import { computeMonthlyFigures, storeMonthlyFigures } from '../../shared/domain/monthlyFigures.ts';
 import { COPY_HEADER, discardCustomerLines } from '../../shared/figures/customerChanges.ts';
 import { type RecognisedColumns, type VersionWarning, versionWarnings } from '../../shared/contract/columns.ts';
@@ -266,24 +265,20 @@ async function tallyResult(
 ): Promise<TallyResult | undefined> {
   if (!tally.streamsLines) return tally.result(distinctContractIds, versionId);
   await client.query('SAVEPOINT customer_rows');
-  const table = apart ? await createCustomersApart(client, versionId) : undefined;
-  const copy = client.query(copyCustomersIn(table));
-  copy.write(COPY_HEADER); // the rows that follow, the tally's and its helper's, carry none
-  const stored = finished(copy);
   // The feed ends the COPY with the last of the rows, before the book makes its documents: the
   // table of the version's own is indexed meanwhile (realistic 1M rows: 0.5 s of documents).
-  const indexed = stored.then(() => (apart ? indexCustomersApart(client, versionId, copy.rowCount, lookupIndexRows) : undefined));
-  indexed.catch(() => {}); // awaited below, once the book is done
+  const { copy, stored } = await openCustomersCopy(client, versionId, { apart, lookupIndexRows });
+  copy.write(COPY_HEADER); // the rows that follow, the tally's and its helper's, carry none
   // A large build's thread helps walk the book (shared/ingest/bookShare.ts): it has nothing else to do meanwhile.
   const result = await tally.result(distinctContractIds, versionId, copy, share);
   if (result?.figures.customers.streamed) {
     if (!copy.writableEnded) copy.end();
-    await indexed;
+    await stored;
     await client.query('RELEASE SAVEPOINT customer_rows');
     return result;
   }
   copy.destroy(new Error("the tally stopped before the customers' rows were all written"));
-  await indexed.catch(() => {});
+  await stored.catch(() => {});
   await client.query('ROLLBACK TO SAVEPOINT customer_rows');
   return result; // undefined: SQL computes the figures
 }
