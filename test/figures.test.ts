@@ -4,12 +4,12 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { civil, dayNumber } from '../shared/figures/calendar.ts';
 import { blankTerm, contractTerm, contractTermInto, wholeMonths } from '../shared/figures/definitions.ts';
-import { Worker } from 'node:worker_threads';
 import { MetricsBook } from '../shared/figures/book.ts';
 import { changeCents } from '../shared/figures/customerChanges.ts';
 import { cellsJson, fixedFraction, parseCells } from '../shared/figures/fxBasis.ts';
 import { ExactSum, FIXED, type Fraction, money, ratio, term } from '../shared/figures/exact.ts';
 import { books } from './support/books.ts';
+import { answerFromThread } from './support/threads.ts';
 import { Frac, referenceFigures, referenceMonthlyValue, type ReferenceRow } from './support/metricsReference.ts';
 import { formatMonth } from '../shared/figures/calendar.ts';
 
@@ -278,35 +278,31 @@ describe('figures', () => {
       this.timeout(30_000);
       // The tally thread asks for that much room before it merges its helper's book (bookShare.ts).
       // Measured in a thread of its own: the suite's garbage in this one made the heap's used size move by more.
-      const module = (path: string) => JSON.stringify(new URL(path, import.meta.url).href);
-      const worker = new Worker(
-        `const { parentPort } = require('node:worker_threads');
-         const { getHeapStatistics } = require('node:v8');
-         Promise.all([import(${module('../shared/figures/book.ts')}), import(${module('../shared/figures/definitions.ts')}), import(${module('../shared/platform/garbage.ts')})])
-           .then(([{ MetricsBook, sharedBookBytes }, { contractTerm }, { collectGarbage }]) => {
-             const book = new MetricsBook();
-             let k = 7;
-             for (let c = 0; c < 4000; c++) {
-               k = (Math.imul(k, 1103515245) + 12345) | 0;
-               const start = 18262 + ((k >>> 8) % 1500); // from 2020-01-01
-               const days = 29 + ((k >>> 4) % 900);
-               book.addCustomer('EUR', [contractTerm(start, start + days - 1, 100000 + (k & 0xffff))]);
-             }
-             const shared = structuredClone(book.shared());
-             const merged = new MetricsBook();
-             collectGarbage();
-             const before = getHeapStatistics().used_heap_size;
-             merged.merge(shared);
-             collectGarbage();
-             const grew = getHeapStatistics().used_heap_size - before;
-             parentPort.postMessage({ grew, estimate: sharedBookBytes(shared), same: JSON.stringify(merged.bounds()) === JSON.stringify(book.bounds()) });
-           });`,
-        { eval: true },
+      const module = (path: string) => new URL(path, import.meta.url);
+      const answer = await answerFromThread<{ grew: number; estimate: number; same: boolean }>(
+        {
+          '{ MetricsBook, sharedBookBytes }': module('../shared/figures/book.ts'),
+          '{ contractTerm }': module('../shared/figures/definitions.ts'),
+          '{ collectGarbage }': module('../shared/platform/garbage.ts'),
+        },
+        `const { getHeapStatistics } = require('node:v8');
+         const book = new MetricsBook();
+         let k = 7;
+         for (let c = 0; c < 4000; c++) {
+           k = (Math.imul(k, 1103515245) + 12345) | 0;
+           const start = 18262 + ((k >>> 8) % 1500); // from 2020-01-01
+           const days = 29 + ((k >>> 4) % 900);
+           book.addCustomer('EUR', [contractTerm(start, start + days - 1, 100000 + (k & 0xffff))]);
+         }
+         const shared = structuredClone(book.shared());
+         const merged = new MetricsBook();
+         collectGarbage();
+         const before = getHeapStatistics().used_heap_size;
+         merged.merge(shared);
+         collectGarbage();
+         const grew = getHeapStatistics().used_heap_size - before;
+         answer({ grew, estimate: sharedBookBytes(shared), same: JSON.stringify(merged.bounds()) === JSON.stringify(book.bounds()) });`,
       );
-      const answer = await new Promise<{ grew: number; estimate: number; same: boolean }>((resolve, reject) => {
-        worker.once('message', resolve);
-        worker.once('error', reject);
-      }).finally(() => worker.terminate());
       expect(answer.same).to.equal(true);
       expect(answer.grew).to.be.above(1_000_000).and.below(answer.estimate);
     });

@@ -2,7 +2,7 @@
 // told to stop before its thread reaches its limit, where V8 may take the whole process down;
 // work that makes only garbage is never stopped, however much of it there is. And the buffers a
 // thread lets go are collected as they pile up, not 64 MiB later (shared/platform/garbage.ts).
-import { Worker } from 'node:worker_threads';
+import { answerFromThread } from './support/threads.ts';
 import { expect } from 'chai';
 
 type Answer = { stopped: boolean; heldMb: number; collections: number; limitMb: number };
@@ -13,27 +13,19 @@ type Answer = { stopped: boolean; heldMb: number; collections: number; limitMb: 
  * the room after each round.
  */
 function runInThread(keptFor: number, rounds: number): Promise<Answer> {
-  const module = new URL('../shared/platform/heapRoom.ts', import.meta.url).href;
-  const worker = new Worker(
-    `const { parentPort } = require('node:worker_threads');
-     import(${JSON.stringify(module)}).then(({ HeapRoom }) => {
-       const room = new HeapRoom();
-       const held = [];
-       let stopped = false;
-       for (let round = 0; round < ${rounds} && !stopped; round++) {
-         held.push(Array.from({ length: 16 }, () => Array.from({ length: 512 }, (_, j) => ({ round, j }))));
-         if (held.length > ${keptFor}) held.shift();
-         stopped = room.nearLimit();
-       }
-       parentPort.postMessage({ stopped, heldMb: held.length / 4, collections: room.collections, limitMb: room.limitMb });
-     });`,
-    { eval: true, resourceLimits: { maxOldGenerationSizeMb: 24, maxYoungGenerationSizeMb: 6 } },
+  return answerFromThread<Answer>(
+    { '{ HeapRoom }': new URL('../shared/platform/heapRoom.ts', import.meta.url) },
+    `const room = new HeapRoom();
+     const held = [];
+     let stopped = false;
+     for (let round = 0; round < ${rounds} && !stopped; round++) {
+       held.push(Array.from({ length: 16 }, () => Array.from({ length: 512 }, (_, j) => ({ round, j }))));
+       if (held.length > ${keptFor}) held.shift();
+       stopped = room.nearLimit();
+     }
+     answer({ stopped, heldMb: held.length / 4, collections: room.collections, limitMb: room.limitMb });`,
+    { maxOldGenerationSizeMb: 24, maxYoungGenerationSizeMb: 6 },
   );
-  return new Promise<Answer>((resolve, reject) => {
-    worker.once('message', resolve);
-    worker.once('error', reject);
-    worker.once('exit', (code) => reject(new Error(`the thread ended (exit code ${code}) before it answered`)));
-  }).finally(() => worker.terminate());
 }
 
 describe('room in a thread heap', () => {
@@ -60,28 +52,20 @@ describe('room in a thread heap', () => {
  * thread's messages), with its collection of let-go buffers on or off.
  */
 function streamInThread(collecting: boolean, ms: number): Promise<number> {
-  const module = new URL('../shared/platform/garbage.ts', import.meta.url).href;
-  const worker = new Worker(
-    `const { parentPort } = require('node:worker_threads');
-     const { getHeapStatistics } = require('node:v8');
-     import(${JSON.stringify(module)}).then(({ collectLetGoBuffers }) => {
-       if (${collecting}) collectLetGoBuffers();
-       let most = 0;
-       const started = Date.now();
-       const tick = () => {
-         const chunk = Buffer.alloc(1 << 20, 1); // written, then let go
-         most = Math.max(most, getHeapStatistics().external_memory);
-         if (Date.now() - started < ${ms}) setTimeout(tick, 10);
-         else parentPort.postMessage(most / 2 ** 20);
-       };
-       tick();
-     });`,
-    { eval: true },
+  return answerFromThread<number>(
+    { '{ collectLetGoBuffers }': new URL('../shared/platform/garbage.ts', import.meta.url) },
+    `const { getHeapStatistics } = require('node:v8');
+     if (${collecting}) collectLetGoBuffers();
+     let most = 0;
+     const started = Date.now();
+     const tick = () => {
+       const chunk = Buffer.alloc(1 << 20, 1); // written, then let go
+       most = Math.max(most, getHeapStatistics().external_memory);
+       if (Date.now() - started < ${ms}) setTimeout(tick, 10);
+       else answer(most / 2 ** 20);
+     };
+     tick();`,
   );
-  return new Promise<number>((resolve, reject) => {
-    worker.once('message', resolve);
-    worker.once('error', reject);
-  }).finally(() => worker.terminate());
 }
 
 describe('buffers a thread lets go', () => {
