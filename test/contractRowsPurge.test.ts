@@ -6,6 +6,7 @@
 import { expect } from 'chai';
 import { deleteRowsOfVersion, summarizeAgain } from '../shared/domain/contractRows.ts';
 import type { Pool } from '../shared/platform/db.ts';
+import { noOtherSnapshots, pagesRead } from './support/contractRowPages.ts';
 import { useService } from './support/service.ts';
 
 /** `rows` rows of each version, interleaved row by row when several are given (one INSERT). */
@@ -20,37 +21,6 @@ async function insertRows(db: Pool, versionIds: string[], rows: number): Promise
 
 const count = async (db: Pool, versionId: string) =>
   Number((await db.query('SELECT count(*) FROM contract_rows WHERE version_id = $1', [versionId])).rows[0].count);
-
-/** Heap pages a read of the version through the index visits. */
-async function pagesRead(db: Pool, versionId: string): Promise<number> {
-  const client = await db.connect();
-  try {
-    await client.query('SET enable_seqscan = off');
-    const { rows } = await client.query(`EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*) FROM contract_rows WHERE version_id = '${versionId}'`);
-    let pages = 0;
-    const visit = (node: Record<string, unknown>) => {
-      pages += Number(node['Exact Heap Blocks'] ?? 0) + Number(node['Lossy Heap Blocks'] ?? 0);
-      for (const child of (node['Plans'] as Record<string, unknown>[] | undefined) ?? []) visit(child);
-    };
-    visit(rows[0]['QUERY PLAN'][0].Plan);
-    return pages;
-  } finally {
-    await client.query('RESET enable_seqscan');
-    client.release();
-  }
-}
-
-/** Waits (up to 10 s) until no other session of the database holds a snapshot. */
-async function noOtherSnapshots(db: Pool): Promise<void> {
-  for (let wait = 0; wait < 200; wait++) {
-    const { rows } = await db.query(
-      'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL',
-    );
-    if (rows[0].n === 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error('another session kept a snapshot for 10 s');
-}
 
 describe('purging a version\'s rows', () => {
   const svc = useService({ worker: false });

@@ -111,3 +111,23 @@ export async function summarizeAgain(db: Queryable, touched: Iterable<number>): 
   await db.query(`SELECT count(brin_desummarize_range('contract_rows_version'::regclass, r * ${PAGES_PER_RANGE})) FROM unnest($1::bigint[]) r`, [ranges]);
   await db.query(`SELECT brin_summarize_new_values('contract_rows_version'::regclass)`);
 }
+
+/**
+ * Keeps the ranges a purge that does not vacuum touched (a deleted dataset's), for the next vacuum
+ * to summarize again (rangesToSummarize).
+ */
+export async function keepRangesToSummarize(db: Queryable, touched: Iterable<number>): Promise<void> {
+  const ranges = [...touched];
+  if (ranges.length === 0) return;
+  await db.query('INSERT INTO contract_rows_ranges_to_summarize (range) SELECT unnest($1::bigint[]) ON CONFLICT DO NOTHING', [ranges]);
+}
+
+/** The ranges kept (keepRangesToSummarize): summarize them again after a vacuum, then forget them (forgetRangesSummarized). */
+export async function rangesToSummarize(db: Queryable): Promise<number[]> {
+  const { rows } = await db.query<{ range: string }>('SELECT range FROM contract_rows_ranges_to_summarize');
+  return rows.map((r) => Number(r.range));
+}
+
+export async function forgetRangesSummarized(db: Queryable, ranges: readonly number[]): Promise<void> {
+  if (ranges.length > 0) await db.query('DELETE FROM contract_rows_ranges_to_summarize WHERE range = ANY($1::bigint[])', [ranges]);
+}
