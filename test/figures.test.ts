@@ -279,7 +279,7 @@ describe('figures', () => {
       // The tally thread asks for that much room before it merges its helper's book (bookShare.ts).
       // Measured in a thread of its own: the suite's garbage in this one made the heap's used size move by more.
       const module = (path: string) => new URL(path, import.meta.url);
-      const answer = await answerFromThread<{ grew: number; estimate: number; same: boolean }>(
+      const measured = await answerFromThread<{ grew: number; estimate: number; same: boolean }>(
         {
           '{ MetricsBook, sharedBookBytes }': module('../shared/figures/book.ts'),
           '{ contractTerm }': module('../shared/figures/definitions.ts'),
@@ -303,8 +303,8 @@ describe('figures', () => {
          const grew = getHeapStatistics().used_heap_size - before;
          answer({ grew, estimate: sharedBookBytes(shared), same: JSON.stringify(merged.bounds()) === JSON.stringify(book.bounds()) });`,
       );
-      expect(answer.same).to.equal(true);
-      expect(answer.grew).to.be.above(1_000_000).and.below(answer.estimate);
+      expect(measured.same).to.equal(true);
+      expect(measured.grew).to.be.above(1_000_000).and.below(measured.estimate);
     });
   });
 

@@ -63,13 +63,16 @@ const SPAN_PAGES = 4 * PAGES_PER_RANGE;
 export async function deleteRowsOfVersion(
   db: Queryable,
   versionId: string,
-  { batchRows = PURGE_BATCH_ROWS, onBatch, touched }: { batchRows?: number | undefined; onBatch?: (deleted: number) => void; touched?: Set<number> } = {},
+  { batchRows = PURGE_BATCH_ROWS, onBatch }: { batchRows?: number | undefined; onBatch?: (deleted: number) => void } = {},
 ): Promise<number> {
   const { rows: spans } = await db.query<{ span: string; rows: string }>(
     `SELECT (ctid::text::point)[0]::bigint / ${SPAN_PAGES} AS span, count(*) AS rows
      FROM contract_rows WHERE version_id = $1 GROUP BY 1 ORDER BY 1`,
     [versionId],
   );
+  // Kept before any row goes: a purge cut short, whose next run finds those rows gone, loses none.
+  const ranges = spans.flatMap(({ span }) => Array.from({ length: SPAN_PAGES / PAGES_PER_RANGE }, (_, i) => Number(span) * (SPAN_PAGES / PAGES_PER_RANGE) + i));
+  await keepRangesToSummarize(db, ranges);
   let total = 0;
   for (let i = 0; i < spans.length; ) {
     // Adjacent spans of pages, together up to about batchRows rows (a span of more on its own).
@@ -89,7 +92,6 @@ export async function deleteRowsOfVersion(
       [versionId, `(${fromPage},0)`, `(${toPage},0)`, fromPage / PAGES_PER_RANGE, toPage / PAGES_PER_RANGE - 1],
     );
     total += done[0]!.n;
-    for (let r = fromPage / PAGES_PER_RANGE; r < toPage / PAGES_PER_RANGE; r++) touched?.add(r);
     onBatch?.(total);
   }
   // The ranges emptied are summarized again now (the rows left in them), not at the next vacuum:
@@ -99,35 +101,47 @@ export async function deleteRowsOfVersion(
 }
 
 /**
- * Summarizes the BRIN ranges a purge touched (deleteRowsOfVersion's `touched`) again, after a
- * vacuum took its deleted rows away. A summary made while another session's snapshot could still
+ * Summarizes ranges of the BRIN index again (desummarized, then summarized), after a vacuum took
+ * the rows a purge deleted in them. A summary made while another session's snapshot could still
  * see the deleted rows (a build's transaction, an analyze: any, at the moment of the purge's own)
  * takes them in, and no vacuum narrows it: the range would match the purged version, and every
  * version between its and the rows' that come to its pages, for good.
  */
-export async function summarizeAgain(db: Queryable, touched: Iterable<number>): Promise<void> {
-  const ranges = [...touched];
+export async function summarizeAgain(db: Queryable, ranges: readonly number[]): Promise<void> {
   if (ranges.length === 0) return;
   await db.query(`SELECT count(brin_desummarize_range('contract_rows_version'::regclass, r * ${PAGES_PER_RANGE})) FROM unnest($1::bigint[]) r`, [ranges]);
   await db.query(`SELECT brin_summarize_new_values('contract_rows_version'::regclass)`);
 }
 
-/**
- * Keeps the ranges a purge that does not vacuum touched (a deleted dataset's), for the next vacuum
- * to summarize again (rangesToSummarize).
- */
-export async function keepRangesToSummarize(db: Queryable, touched: Iterable<number>): Promise<void> {
-  const ranges = [...touched];
+/** Keeps ranges a purge deletes rows in (sql/034), until vacuumAndSummarizeAgain forgets them; a range kept again is kept from now. */
+async function keepRangesToSummarize(db: Queryable, ranges: readonly number[]): Promise<void> {
   if (ranges.length === 0) return;
-  await db.query('INSERT INTO contract_rows_ranges_to_summarize (range) SELECT unnest($1::bigint[]) ON CONFLICT DO NOTHING', [ranges]);
+  await db.query(
+    `INSERT INTO contract_rows_ranges_to_summarize (range, kept_at) SELECT r, clock_timestamp() FROM unnest($1::bigint[]) r
+     ON CONFLICT (range) DO UPDATE SET kept_at = excluded.kept_at`,
+    [ranges],
+  );
 }
 
-/** The ranges kept (keepRangesToSummarize): summarize them again after a vacuum, then forget them (forgetRangesSummarized). */
-export async function rangesToSummarize(db: Queryable): Promise<number[]> {
+/**
+ * Vacuums contract_rows and summarizes again every range the purges kept (none: nothing done),
+ * then forgets those kept before every transaction now open that holds a snapshot or an xid (what
+ * holds a vacuum back) began: none of them can see the rows deleted there, so the vacuum took them,
+ * and their new summaries leave them out. Those kept later, or while such a transaction is open (a
+ * build's, an analyze's), stay for the next run. Answers how many ranges were summarized, and how
+ * many stay.
+ */
+export async function vacuumAndSummarizeAgain(db: Queryable): Promise<{ summarized: number; left: number }> {
+  // As text: a Date would drop the microseconds (the cut-off earlier, which is safe, but needlessly so).
+  const { rows: horizon } = await db.query<{ clear_before: string }>(
+    `SELECT coalesce(min(xact_start), clock_timestamp())::text AS clear_before FROM pg_stat_activity
+     WHERE datname = current_database() AND pid <> pg_backend_pid() AND (backend_xmin IS NOT NULL OR backend_xid IS NOT NULL)`,
+  );
   const { rows } = await db.query<{ range: string }>('SELECT range FROM contract_rows_ranges_to_summarize');
-  return rows.map((r) => Number(r.range));
-}
-
-export async function forgetRangesSummarized(db: Queryable, ranges: readonly number[]): Promise<void> {
-  if (ranges.length > 0) await db.query('DELETE FROM contract_rows_ranges_to_summarize WHERE range = ANY($1::bigint[])', [ranges]);
+  if (rows.length === 0) return { summarized: 0, left: 0 };
+  const ranges = rows.map((r) => Number(r.range));
+  await db.query('VACUUM (ANALYZE) contract_rows');
+  await summarizeAgain(db, ranges);
+  const { rowCount } = await db.query('DELETE FROM contract_rows_ranges_to_summarize WHERE range = ANY($1::bigint[]) AND kept_at < $2::timestamptz', [ranges, horizon[0]!.clear_before]);
+  return { summarized: ranges.length, left: ranges.length - (rowCount ?? 0) };
 }

@@ -4,7 +4,7 @@
 // Idempotent: a purge cut short is run again by its job's retry.
 import type { BlobStore } from '../blobs/blobStore.ts';
 import { type Pool, withTransaction } from '../platform/db.ts';
-import { deleteRowsOfVersion, keepRangesToSummarize } from './contractRows.ts';
+import { deleteRowsOfVersion } from './contractRows.ts';
 import { deleteDatasetRecord, isDeleted } from './datasets.ts';
 import { deleteExportsOfDataset, exportFilesOfDataset } from './exports.ts';
 import { deleteCustomerChanges } from './customerTables.ts';
@@ -30,10 +30,7 @@ export async function purgeDeletedDataset(pool: Pool, blobs: BlobStore, datasetI
   for (const version of versions) {
     // A build of it still running ends first (it then finds the dataset deleted and rolls back).
     await withTransaction(pool, (client) => claimBuild(client, version.id));
-    const touched = new Set<number>();
-    rows += await deleteRowsOfVersion(pool, version.id, { touched });
-    // Summarized again after the hourly purge's vacuum (purgeVersions.ts): kept before the version's next step, as a retry finds its rows gone.
-    await keepRangesToSummarize(pool, touched);
+    rows += await deleteRowsOfVersion(pool, version.id);
     await deleteCustomerChanges(pool, version.id); // not the version's: no foreign key (sql/016), or a table of their own (sql/029)
   }
   const exportFiles = await deleteExportsOfDataset(pool, datasetId);

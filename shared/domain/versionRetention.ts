@@ -17,11 +17,8 @@ import { deleteCustomerChanges } from './customerTables.ts';
 import { deleteChangesOfVersion } from './versionChanges.ts';
 import { markPurgeFinished, markRowsPurged, versionsPastRetention } from './versions.ts';
 
-/**
- * `held`: versions whose customers a read held past the wait (their purge finishes at a later run).
- * `ranges`: the BRIN ranges of contract_rows its deletes touched, to summarize again once vacuumed (summarizeAgain).
- */
-export type RetentionRun = { versions: number; rows: number; files: number; held: number; ranges: Set<number> };
+/** `held`: versions whose customers a read held past the wait (their purge finishes at a later run). */
+export type RetentionRun = { versions: number; rows: number; files: number; held: number };
 
 export async function purgeVersionsPastRetention(
   pool: Pool,
@@ -29,12 +26,12 @@ export async function purgeVersionsPastRetention(
   retentionDays: number,
   options: { batchRows?: number; limit?: number; onBatch?: (versionId: string, deleted: number) => void; lockTimeoutMs?: number } = {},
 ): Promise<RetentionRun> {
-  const run: RetentionRun = { versions: 0, rows: 0, files: 0, held: 0, ranges: new Set() };
+  const run: RetentionRun = { versions: 0, rows: 0, files: 0, held: 0 };
   for (const version of await versionsPastRetention(pool, retentionDays, options.limit ?? 100)) {
     // The exports first: from here on exporting it answers 404, and no download reads rows being deleted.
     const files = await deleteExportsOfVersion(pool, version.id);
     for (const id of files) await blobs.delete(id).catch(() => {}); // an orphan left is swept later
-    run.rows += await deleteRowsOfVersion(pool, version.id, { batchRows: options.batchRows, onBatch: (n) => options.onBatch?.(version.id, n), touched: run.ranges });
+    run.rows += await deleteRowsOfVersion(pool, version.id, { batchRows: options.batchRows, onBatch: (n) => options.onBatch?.(version.id, n) });
     await markRowsPurged(pool, version.id);
     // After the mark, from which its customers and changes answer 404 (changes computed while the rows were going included).
     // Its basis for a reporting currency is made from them first, if no reporting read made it yet: its customers of

@@ -78,7 +78,7 @@ const EVENT_KEY = 67_108_864;
 /**
  * Events are counted into their months (eventOrder) when they span at most this many months more
  * than there are events (most customers: a key's sort() took a view and a copy of the scratch array
- * each time, and insertion moved events about); else their keys are sorted.
+ * each time); else their keys are sorted.
  */
 const COUNTED_MONTHS = 256;
 
