@@ -6,6 +6,7 @@
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { allStarted } from '../shared/platform/lifecycle.ts';
 import type { Logger } from '../shared/platform/log.ts';
 import type { BuildThreadData, FromBuildThread, ThrownByBuild, ToBuildThread } from './buildThread.ts';
 import type { BuildSummary } from './jobs/versionBuild.ts';
@@ -98,15 +99,13 @@ export class BuildThreads {
    * thread would (the express lane's builds then go to the other lane).
    */
   async start(orElse?: 'without'): Promise<void> {
-    const started = await Promise.allSettled(Array.from({ length: this.size }, () => this.spawn()));
-    const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-    if (!failed) return;
-    if (orElse === 'without' && failed.reason instanceof BuildOutOfMemory && this.slots.size === 0) {
-      this.cannotStart = failed.reason;
-      this.log.error({ err: failed.reason, heapMb: this.data.heapMb }, 'build threads of this lane cannot start in their heap: its builds go to the other lane');
-      return;
+    try {
+      await allStarted(Array.from({ length: this.size }, () => this.spawn()));
+    } catch (error) {
+      if (orElse !== 'without' || !(error instanceof BuildOutOfMemory) || this.slots.size !== 0) throw error;
+      this.cannotStart = error;
+      this.log.error({ err: error, heapMb: this.data.heapMb }, 'build threads of this lane cannot start in their heap: its builds go to the other lane');
     }
-    throw failed.reason;
   }
 
   /**

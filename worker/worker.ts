@@ -3,6 +3,7 @@ import type { Job, PgBoss } from 'pg-boss';
 import { createBlobStore } from '../shared/blobs/createBlobStore.ts';
 import type { Config } from '../shared/platform/config.ts';
 import { createPool, type Pool } from '../shared/platform/db.ts';
+import { allStarted } from '../shared/platform/lifecycle.ts';
 import type { Logger } from '../shared/platform/log.ts';
 import { migrate } from '../shared/platform/migrate.ts';
 import { createBoss, ensureQueues, ensureSchedules } from '../shared/platform/boss.ts';
@@ -118,9 +119,7 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
   try {
     await migrate(pool);
     // The lanes' threads load the build's modules while pg-boss starts: together, not one after another.
-    const started = await Promise.allSettled([threads.start(), expressThreads.start('without'), boss.start()]);
-    const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-    if (failed) throw failed.reason;
+    await allStarted([threads.start(), expressThreads.start('without'), boss.start()]);
     await ensureQueues(boss, { heartbeatSeconds: config.queueHeartbeatSeconds });
     await ensureSchedules(boss);
     await boss.work(queues.purgeIdempotencyKeys, purgeIdempotencyKeys(pool, log));

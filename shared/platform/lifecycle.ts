@@ -13,6 +13,16 @@ export type Stoppable = { name: string; stop(): Promise<void> };
 // mid-build sometimes said its stop timed out and exited 1 (scaleout's SIGTERM test in CI).
 const DEADLINE_MARGIN_MS = 15_000;
 
+/**
+ * Waits for every one of `starts` to settle, then throws the first one's failure, if any: parts
+ * started together, none left starting behind another's failure (their stop would not wait for it).
+ */
+export async function allStarted(starts: readonly Promise<unknown>[]): Promise<void> {
+  const settled = await Promise.allSettled(starts);
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
 export async function stopAll(parts: Stoppable[], log: Logger, timeoutMs: number): Promise<boolean> {
   let clean = true;
   for (const part of [...parts].reverse()) {
