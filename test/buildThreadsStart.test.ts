@@ -14,7 +14,8 @@ describe('build threads that cannot start in their heap', () => {
     this.timeout(60_000);
     const lines: string[] = [];
     const log = createLogger({ logLevel: 'info' }, 'test', new Writable({ write: (chunk, _encoding, done) => (lines.push(String(chunk)), done()) }));
-    // 2 MiB of old generation: a thread runs out of it loading the build's modules.
+    // 6 MiB of old generation: a thread runs out of it loading the build's modules (10 is enough to
+    // load them; at 2, V8 cannot even make the thread's heap, and aborts the whole process).
     const data = { config: svc.config, databaseUrl: svc.databaseUrl, tallyThread: false, heapMb: 6, nice: 0 };
     const without = new BuildThreads(data, 2, log);
     try {
