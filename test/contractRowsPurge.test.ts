@@ -69,12 +69,7 @@ describe('purging a version\'s rows', () => {
   });
 
   it('when another session\'s snapshot could still see the purged rows, then the ranges the purge touched are summarized again after the vacuum, and a read of the purged version no longer visits them', async () => {
-    await svc.db.query('TRUNCATE contract_rows, contract_rows_ranges_to_summarize');
-    await svc.db.query('ALTER TABLE contract_rows SET (autovacuum_enabled = off)');
-    try {
-      await insertRows(svc.db, ['ver_purgecccccccccccccccc1'], 30_000);
-      await insertRows(svc.db, ['ver_purgecccccccccccccccc9'], 1_000);
-      await svc.db.query(`SELECT brin_summarize_new_values('contract_rows_version'::regclass)`);
+    await withRowsToPurge('ver_purgecccccccccccccccc', async () => {
       // A snapshot (a build's transaction, an analyze) open across the purge: its summaries take the deleted rows in.
       await whileASnapshotIsHeld(() => deleteRowsOfVersion(svc.db, 'ver_purgecccccccccccccccc1'));
       expect(await rangesKept()).to.be.above(10);
@@ -89,18 +84,11 @@ describe('purging a version\'s rows', () => {
       expect(await count(svc.db, 'ver_purgecccccccccccccccc2')).to.equal(30_000);
       expect(await pagesRead(svc.db, 'ver_purgecccccccccccccccc2')).to.be.above(100);
       expect(await rangesKept()).to.equal(0);
-    } finally {
-      await svc.db.query('ALTER TABLE contract_rows RESET (autovacuum_enabled)');
-    }
+    });
   });
 
   it('when a transaction that could see the purged rows is still open as the vacuum runs, then their ranges are kept for the next run, which summarizes them without the rows', async () => {
-    await svc.db.query('TRUNCATE contract_rows, contract_rows_ranges_to_summarize');
-    await svc.db.query('ALTER TABLE contract_rows SET (autovacuum_enabled = off)');
-    try {
-      await insertRows(svc.db, ['ver_purgedddddddddddddddd1'], 30_000);
-      await insertRows(svc.db, ['ver_purgedddddddddddddddd9'], 1_000);
-      await svc.db.query(`SELECT brin_summarize_new_values('contract_rows_version'::regclass)`);
+    await withRowsToPurge('ver_purgedddddddddddddddd', async () => {
       const kept = await whileASnapshotIsHeld(async () => {
         await deleteRowsOfVersion(svc.db, 'ver_purgedddddddddddddddd1');
         const ranges = await rangesKept();
@@ -116,10 +104,26 @@ describe('purging a version\'s rows', () => {
       expect(await pagesRead(svc.db, 'ver_purgedddddddddddddddd1')).to.be.below(20);
       // Nothing kept: nothing vacuumed.
       expect(await vacuumAndSummarizeAgain(svc.db)).to.deep.equal({ summarized: 0, left: 0 });
+    });
+  });
+
+  /**
+   * Runs `work` over 30,000 rows of version `prefix`1 with 1,000 of `prefix`9 after them (its pages
+   * are not the table's end, which a vacuum would cut off), summarized, nothing else in the table
+   * and nothing kept, with autovacuum off meanwhile (its analyze holds a snapshot too).
+   */
+  async function withRowsToPurge(prefix: string, work: () => Promise<void>): Promise<void> {
+    await svc.db.query('TRUNCATE contract_rows, contract_rows_ranges_to_summarize');
+    await svc.db.query('ALTER TABLE contract_rows SET (autovacuum_enabled = off)');
+    try {
+      await insertRows(svc.db, [`${prefix}1`], 30_000);
+      await insertRows(svc.db, [`${prefix}9`], 1_000);
+      await svc.db.query(`SELECT brin_summarize_new_values('contract_rows_version'::regclass)`);
+      await work();
     } finally {
       await svc.db.query('ALTER TABLE contract_rows RESET (autovacuum_enabled)');
     }
-  });
+  }
 
   /** Runs `work` while another session holds a snapshot taken before it (a REPEATABLE READ transaction). */
   async function whileASnapshotIsHeld<T>(work: () => Promise<T>): Promise<T> {

@@ -107,7 +107,7 @@ export async function deleteRowsOfVersion(
  * takes them in, and no vacuum narrows it: the range would match the purged version, and every
  * version between its and the rows' that come to its pages, for good.
  */
-export async function summarizeAgain(db: Queryable, ranges: readonly number[]): Promise<void> {
+async function summarizeAgain(db: Queryable, ranges: readonly number[]): Promise<void> {
   if (ranges.length === 0) return;
   await db.query(`SELECT count(brin_desummarize_range('contract_rows_version'::regclass, r * ${PAGES_PER_RANGE})) FROM unnest($1::bigint[]) r`, [ranges]);
   await db.query(`SELECT brin_summarize_new_values('contract_rows_version'::regclass)`);
